@@ -1,0 +1,57 @@
+package connect
+
+import "context"
+
+// Connector is the part common to source and sink connectors
+// (org.apache.kafka.connect.connector.Connector).
+type Connector interface {
+	// Version is the plugin version shown by the REST API.
+	Version() string
+	// Config returns the definition of every key the connector accepts; it
+	// drives validation, defaults and the REST validate response.
+	Config() *ConfigDef
+	// Validate checks a full connector config beyond per-key rules (for
+	// example, keys that depend on each other). Per-key rules are in Config.
+	Validate(cfg map[string]string) []ConfigError
+	// TaskConfigs splits the work into at most maxTasks task configs.
+	TaskConfigs(cfg map[string]string, maxTasks int) ([]map[string]string, error)
+}
+
+// SourceConnector creates source tasks.
+type SourceConnector interface {
+	Connector
+	NewTask() SourceTask
+}
+
+// OffsetReader reads the last committed offset of a source partition
+// (org.apache.kafka.connect.storage.OffsetStorageReader). It returns nil and
+// no error when no offset was ever committed.
+type OffsetReader interface {
+	Offset(ctx context.Context, partition map[string]any) (map[string]any, error)
+}
+
+// SourceTaskContext is what the worker gives a source task.
+type SourceTaskContext interface {
+	OffsetReader() OffsetReader
+}
+
+// SourceTask reads from an upstream system
+// (org.apache.kafka.connect.source.SourceTask).
+//
+// The worker calls Start once, then Poll in a loop from one goroutine, and
+// Commit from another goroutine whenever an offset has become durable. Stop
+// is called once after the poll loop has ended.
+type SourceTask interface {
+	// Start connects to the upstream system; an error fails the task.
+	Start(ctx context.Context, tc SourceTaskContext, cfg map[string]string) error
+	// Poll blocks until records are available or ctx is done; it returns
+	// (nil, nil) when it has nothing to return for now. An error fails the task.
+	Poll(ctx context.Context) ([]*SourceRecord, error)
+	// Commit tells the task that every record up to and including the one
+	// carrying offset (in partition) was acknowledged by Kafka and that this
+	// offset is durably stored. Only then may the task confirm the position
+	// to the upstream system (DESIGN.md section 3, invariant 1).
+	Commit(ctx context.Context, partition, offset map[string]any) error
+	// Stop releases every resource. It must be safe after a failed Start.
+	Stop() error
+}

@@ -1,0 +1,35 @@
+package connect
+
+import "fmt"
+
+// Struct holds the values of a STRUCT schema, one per field, in field order.
+// A nil value is a null.
+type Struct struct {
+	Schema *Schema
+	Values []any
+}
+
+// NewStruct returns an empty struct of schema s.
+func NewStruct(s *Schema) *Struct {
+	return &Struct{Schema: s, Values: make([]any, len(s.Fields))}
+}
+
+// Put sets field name to v. It panics on an unknown field, as Kafka Connect's
+// Struct.put throws DataException: that is a programming error.
+func (st *Struct) Put(name string, v any) *Struct {
+	f := st.Schema.Field(name)
+	if f == nil {
+		panic(fmt.Sprintf("connect: %q is not a field of %s", name, st.Schema.Name))
+	}
+	st.Values[f.Index] = v
+	return st
+}
+
+// Get returns the value of field name, or nil.
+func (st *Struct) Get(name string) any {
+	f := st.Schema.Field(name)
+	if f == nil {
+		return nil
+	}
+	return st.Values[f.Index]
+}
