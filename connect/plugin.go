@@ -55,3 +55,14 @@ type SourceTask interface {
 	// Stop releases every resource. It must be safe after a failed Start.
 	Stop() error
 }
+
+// Converter turns Connect data into the bytes of a Kafka record key or value
+// (org.apache.kafka.connect.storage.Converter).
+type Converter interface {
+	// Configure receives the converter's properties with the "key.converter."
+	// or "value.converter." prefix removed.
+	Configure(props map[string]string, isKey bool) error
+	// FromConnect serialises value v of schema s for topic. A nil schema and
+	// nil value give nil bytes (a tombstone).
+	FromConnect(topic string, s *Schema, v any) ([]byte, error)
+}

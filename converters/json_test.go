@@ -1,0 +1,100 @@
+package converters
+
+import (
+	"math"
+	"math/big"
+	"testing"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// Expected strings are what Java 17's Double.toString / Float.toString print
+// (java.lang.Double#toString(double) javadoc rules: plain for 1e-3 <= |d| < 1e7,
+// computerized scientific notation otherwise).
+func TestJavaFloat(t *testing.T) {
+	cases := []struct {
+		f    float64
+		bits int
+		want string
+	}{
+		{100, 64, "100.0"},
+		{1e7, 64, "1.0E7"},
+		{9999999.5, 64, "9999999.5"},
+		{0.001, 64, "0.001"},
+		{0.0001, 64, "1.0E-4"},
+		{12345.678, 64, "12345.678"},
+		{-2.5e-10, 64, "-2.5E-10"},
+		{1.23456789e20, 64, "1.23456789E20"},
+		{0, 64, "0.0"},
+		{math.Copysign(0, -1), 64, "-0.0"},
+		{float64(float32(1.1)), 32, "1.1"},
+		{float64(float32(3.4028235e38)), 32, "3.4028235E38"},
+		{math.Inf(1), 64, "Infinity"},
+		{math.NaN(), 64, "NaN"},
+	}
+	for _, c := range cases {
+		if got := JavaFloat(c.f, c.bits); got != c.want {
+			t.Errorf("JavaFloat(%v,%d) = %q, want %q", c.f, c.bits, got, c.want)
+		}
+	}
+}
+
+// The expected JSON follows org.apache.kafka.connect.json.JsonConverter:
+// schema field order type/fields/optional/name/version/parameters/default/field
+// (JsonConverter#asJsonSchema), Decimal as base64 of BigInteger#toByteArray,
+// Jackson string escaping (no HTML escaping, control chars as \u00XX).
+func TestJSONConverterEnvelope(t *testing.T) {
+	src := connect.StructSchema().Name("x.Source").
+		Field("snapshot", connect.NewSchema(connect.String).Optional().Name("io.debezium.data.Enum").Version(1).Param("allowed", "true,last,false").Default("false").Build()).
+		Build()
+	val := connect.StructSchema().Name("t.Value").Optional().
+		Field("id", connect.Prim(connect.Int32, false)).
+		Field("price", connect.DecimalSchema(2, true)).
+		Field("note", connect.Prim(connect.String, true)).
+		Field("raw", connect.Prim(connect.Bytes, true)).
+		Field("w", connect.Prim(connect.Float64, true)).
+		Build()
+	env := connect.StructSchema().Name("t.Envelope").Version(2).
+		Field("after", val).Field("source", src).Build()
+	after := connect.NewStruct(val).Put("id", int32(1)).
+		Put("price", connect.Decimal{Unscaled: big.NewInt(-12345), Scale: 2}).
+		Put("note", "a<b>&\"c\"\n\x01é").Put("raw", []byte{0, 0xff}).Put("w", 2.0)
+	v := connect.NewStruct(env).Put("after", after).Put("source", connect.NewStruct(src))
+	got, err := NewJSONConverter().FromConnect("t", env, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"schema":{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2"},"field":"price"},{"type":"string","optional":true,"field":"note"},{"type":"bytes","optional":true,"field":"raw"},{"type":"double","optional":true,"field":"w"}],"optional":true,"name":"t.Value","field":"after"},{"type":"struct","fields":[{"type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,"parameters":{"allowed":"true,last,false"},"default":"false","field":"snapshot"}],"optional":false,"name":"x.Source","field":"source"}],"optional":false,"name":"t.Envelope","version":2},"payload":{"after":{"id":1,"price":"z8c=","note":"a<b>&\"c\"\n\u0001é","raw":"AP8=","w":2.0},"source":{"snapshot":"false"}}}`
+	if string(got) != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestJSONConverterTombstoneAndSchemaless(t *testing.T) {
+	c := NewJSONConverter()
+	b, err := c.FromConnect("t", nil, nil)
+	if err != nil || b != nil {
+		t.Fatalf("tombstone: %q %v", b, err)
+	}
+	if err := c.Configure(map[string]string{"schemas.enable": "false"}, false); err != nil {
+		t.Fatal(err)
+	}
+	b, _ = c.FromConnect("t", nil, map[string]any{"b": int64(2), "a": "x"})
+	if string(b) != `{"a":"x","b":2}` {
+		t.Fatalf("schemaless: %s", b)
+	}
+	if err := c.Configure(map[string]string{"schemas.enable": "maybe"}, false); err == nil {
+		t.Fatal("want error for schemas.enable=maybe")
+	}
+}
+
+// BigInteger#toByteArray vectors.
+func TestTwosComplement(t *testing.T) {
+	cases := map[int64][]byte{0: {0}, 127: {0x7f}, 128: {0, 0x80}, -1: {0xff}, -128: {0x80}, -129: {0xff, 0x7f}, 255: {0, 0xff}, -256: {0xff, 0}}
+	for n, want := range cases {
+		got := connect.Decimal{Unscaled: big.NewInt(n)}.TwosComplement()
+		if string(got) != string(want) {
+			t.Errorf("%d: got %x want %x", n, got, want)
+		}
+	}
+}
