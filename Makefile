@@ -1,0 +1,35 @@
+# connectd: see README.md. Everything a fresh machine needs is installed by
+# these targets (scripts/setup.sh), cached so that a second run downloads nothing.
+SHELL   := /bin/bash
+GO      ?= go
+BIN     := bin/connectd
+
+.PHONY: all build demo test setup setup-demo bench vet clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/connectd
+
+# The main job: throwaway PostgreSQL -> connectd (embedded broker) -> events.
+demo: setup-demo build
+	$(GO) run ./internal/demo --connectd $(BIN)
+
+setup-demo:
+	@bash scripts/setup.sh demo
+
+setup:
+	@bash scripts/setup.sh test
+
+# Every test, against real PostgreSQL 15 (and later MariaDB and Kafka).
+test: setup build vet
+	$(GO) test -count=1 -timeout 20m ./...
+
+vet:
+	$(GO) vet ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin

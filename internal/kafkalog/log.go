@@ -1,0 +1,201 @@
+// Package kafkalog is Kafka Connect's KafkaBasedLog: a compacted topic read
+// from the beginning into memory, kept up to date by a tailing consumer,
+// and written through an idempotent producer that waits for acks=all.
+// The config, status and offset stores are built on it, so that the embedded
+// broker and a real cluster share one code path and several workers share
+// state.
+package kafkalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Record is one key/value read from the log. A nil Value is a tombstone.
+type Record struct {
+	Key, Value []byte
+	Partition  int32
+	Offset     int64
+}
+
+// Log is one compacted topic.
+type Log struct {
+	topic    string
+	producer *kgo.Client
+	consumer *kgo.Client
+	admin    *kadm.Client
+	onRecord func(Record)
+
+	mu       sync.Mutex
+	read     map[int32]int64 // next offset to read per partition
+	readCond *sync.Cond
+
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+}
+
+// TopicSpec says how to create the topic when it is missing.
+type TopicSpec struct {
+	Partitions        int32
+	ReplicationFactor int16 // -1 = broker default
+}
+
+// Open creates the topic (compacted) if missing, reads it to the end calling
+// onRecord for each record in order, then keeps tailing it in the
+// background. onRecord is called from one goroutine at a time.
+func Open(ctx context.Context, brokers []string, topic string, spec TopicSpec, onRecord func(Record), opts ...kgo.Opt) (*Log, error) {
+	base := append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, opts...)
+	producer, err := kgo.NewClient(append(base,
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerLinger(0),
+		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
+	)...)
+	if err != nil {
+		return nil, err
+	}
+	admin := kadm.NewClient(producer)
+	if err := ensureTopic(ctx, admin, topic, spec); err != nil {
+		producer.Close()
+		return nil, err
+	}
+	consumer, err := kgo.NewClient(append(base,
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxWait(200*time.Millisecond),
+	)...)
+	if err != nil {
+		producer.Close()
+		return nil, err
+	}
+	l := &Log{topic: topic, producer: producer, consumer: consumer, admin: admin, onRecord: onRecord, read: map[int32]int64{}, done: make(chan struct{})}
+	l.readCond = sync.NewCond(&l.mu)
+	tctx, cancel := context.WithCancel(context.Background())
+	l.cancel = cancel
+	go l.tail(tctx)
+	if err := l.ReadToEnd(ctx); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func ensureTopic(ctx context.Context, admin *kadm.Client, topic string, spec TopicSpec) error {
+	rf := spec.ReplicationFactor
+	if rf == 0 {
+		rf = -1
+	}
+	cleanup := "compact"
+	resp, err := admin.CreateTopic(ctx, spec.Partitions, rf, map[string]*string{"cleanup.policy": &cleanup}, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		return fmt.Errorf("kafkalog: create topic %s: %w", topic, err)
+	}
+	return nil
+}
+
+func (l *Log) tail(ctx context.Context) {
+	defer close(l.done)
+	for {
+		fetches := l.consumer.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if errs := fetches.Errors(); len(errs) > 0 {
+			for _, e := range errs {
+				if errors.Is(e.Err, context.Canceled) {
+					return
+				}
+			}
+			// Transient fetch errors are retried by the client; keep polling.
+		}
+		fetches.EachRecord(func(r *kgo.Record) {
+			l.onRecord(Record{Key: r.Key, Value: r.Value, Partition: r.Partition, Offset: r.Offset})
+			l.mu.Lock()
+			l.read[r.Partition] = r.Offset + 1
+			l.readCond.Broadcast()
+			l.mu.Unlock()
+		})
+	}
+}
+
+// ReadToEnd blocks until every record that was in the topic when it was
+// called has been passed to onRecord (KafkaBasedLog#readToEnd).
+func (l *Log) ReadToEnd(ctx context.Context) error {
+	ends, err := l.admin.ListEndOffsets(ctx, l.topic)
+	if err != nil {
+		return fmt.Errorf("kafkalog: end offsets of %s: %w", l.topic, err)
+	}
+	if err := ends.Error(); err != nil {
+		return fmt.Errorf("kafkalog: end offsets of %s: %w", l.topic, err)
+	}
+	want := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Offset > 0 {
+			want[o.Partition] = o.Offset
+		}
+	})
+	stop := context.AfterFunc(ctx, func() {
+		l.mu.Lock()
+		l.readCond.Broadcast()
+		l.mu.Unlock()
+	})
+	defer stop()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for {
+		caught := true
+		for p, end := range want {
+			if l.read[p] < end {
+				caught = false
+				break
+			}
+		}
+		if caught {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("kafkalog: read %s to end: %w", l.topic, err)
+		}
+		l.readCond.Wait()
+	}
+}
+
+// Send writes key/value and returns once the broker acknowledged it with
+// acks=all. A nil value writes a tombstone.
+func (l *Log) Send(ctx context.Context, key, value []byte) error {
+	res := l.producer.ProduceSync(ctx, &kgo.Record{Topic: l.topic, Key: key, Value: value})
+	if err := res.FirstErr(); err != nil {
+		return fmt.Errorf("kafkalog: write to %s: %w", l.topic, err)
+	}
+	return nil
+}
+
+// SendBatch writes records and returns once all were acknowledged.
+func (l *Log) SendBatch(ctx context.Context, recs []Record) error {
+	krs := make([]*kgo.Record, len(recs))
+	for i, r := range recs {
+		krs[i] = &kgo.Record{Topic: l.topic, Key: r.Key, Value: r.Value}
+	}
+	if err := l.producer.ProduceSync(ctx, krs...).FirstErr(); err != nil {
+		return fmt.Errorf("kafkalog: write to %s: %w", l.topic, err)
+	}
+	return nil
+}
+
+// Close stops tailing and closes the clients.
+func (l *Log) Close() {
+	l.cancel()
+	<-l.done
+	l.consumer.Close()
+	l.producer.Close()
+}

@@ -1,0 +1,308 @@
+// Package rest serves the Kafka Connect REST API over the runtime, with
+// Kafka Connect's paths, bodies and status codes (3.9/4.x). Handlers are
+// thin: they decode, call the herder, and encode.
+package rest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/runtime"
+	"github.com/labstack/echo/v4"
+)
+
+// Version is the Kafka Connect version this API reports in GET /.
+const Version = "4.1.0"
+
+// Commit is the build commit reported in GET /; set with -ldflags.
+var Commit = "dev"
+
+// Server is the REST server of one worker.
+type Server struct {
+	e       *echo.Echo
+	worker  *runtime.Worker
+	plugins *connect.Plugins
+	ln      net.Listener
+}
+
+// ErrorBody is Kafka Connect's error response.
+type ErrorBody struct {
+	ErrorCode int    `json:"error_code"`
+	Message   string `json:"message"`
+}
+
+// New builds the server; call Serve to listen.
+func New(w *runtime.Worker, plugins *connect.Plugins) *Server {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	s := &Server{e: e, worker: w, plugins: plugins}
+	e.HTTPErrorHandler = s.errorHandler
+	e.GET("/", s.root)
+	e.GET("/connectors", s.listConnectors)
+	e.POST("/connectors", s.createConnector)
+	e.GET("/connectors/:name", s.getConnector)
+	e.GET("/connectors/:name/config", s.getConfig)
+	e.GET("/connectors/:name/status", s.getStatus)
+	e.GET("/connectors/:name/tasks", s.getTasks)
+	e.POST("/connectors/:name/restart", s.restart)
+	e.DELETE("/connectors/:name", s.deleteConnector)
+	e.GET("/connector-plugins", s.plugins_)
+	return s
+}
+
+// Handler returns the HTTP handler (for tests).
+func (s *Server) Handler() http.Handler { return s.e }
+
+// Listen binds addr (host:port).
+func (s *Server) Listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("REST listener %s: %w", addr, err)
+	}
+	s.ln = ln
+	return nil
+}
+
+// Addr returns the bound address.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Serve serves until Shutdown.
+func (s *Server) Serve() error {
+	s.e.Listener = s.ln
+	err := s.e.Start("")
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting requests and waits for in-flight ones.
+func (s *Server) Shutdown(ctx context.Context) error { return s.e.Shutdown(ctx) }
+
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	code, msg := http.StatusInternalServerError, err.Error()
+	var he *echo.HTTPError
+	var nf *runtime.NotFoundError
+	var ci *runtime.ConfigInvalidError
+	var br *runtime.BadRequestError
+	switch {
+	case errors.As(err, &he):
+		code = he.Code
+		msg = fmt.Sprintf("HTTP %d %s", he.Code, http.StatusText(he.Code))
+		if m, ok := he.Message.(string); ok && he.Code != http.StatusNotFound && he.Code != http.StatusMethodNotAllowed {
+			msg = m
+		}
+	case errors.As(err, &nf):
+		code = http.StatusNotFound
+	case errors.As(err, &ci), errors.As(err, &br):
+		code = http.StatusBadRequest
+	case errors.Is(err, runtime.ErrAlreadyExists):
+		code = http.StatusConflict
+		msg = strings.TrimSuffix(msg, ": "+runtime.ErrAlreadyExists.Error())
+	}
+	c.JSON(code, ErrorBody{ErrorCode: code, Message: msg})
+}
+
+func (s *Server) root(c echo.Context) error {
+	return c.JSON(http.StatusOK, struct {
+		Version        string `json:"version"`
+		Commit         string `json:"commit"`
+		KafkaClusterID string `json:"kafka_cluster_id"`
+	}{Version, Commit, s.worker.ClusterID})
+}
+
+type taskIDBody struct {
+	Connector string `json:"connector"`
+	Task      int    `json:"task"`
+}
+
+type connectorInfoBody struct {
+	Name   string            `json:"name"`
+	Config map[string]string `json:"config"`
+	Tasks  []taskIDBody      `json:"tasks"`
+	Type   string            `json:"type"`
+}
+
+func infoBody(i runtime.ConnectorInfo) connectorInfoBody {
+	b := connectorInfoBody{Name: i.Name, Config: i.Config, Type: i.Type, Tasks: []taskIDBody{}}
+	for _, t := range i.Tasks {
+		b.Tasks = append(b.Tasks, taskIDBody{t.Connector, t.Task})
+	}
+	return b
+}
+
+type stateBody struct {
+	ID       *int   `json:"id,omitempty"`
+	State    string `json:"state"`
+	WorkerID string `json:"worker_id"`
+	Trace    string `json:"trace,omitempty"`
+}
+
+type statusBody struct {
+	Name      string      `json:"name"`
+	Connector stateBody   `json:"connector"`
+	Tasks     []stateBody `json:"tasks"`
+	Type      string      `json:"type"`
+}
+
+func statusOf(st runtime.ConnectorStatus) statusBody {
+	b := statusBody{Name: st.Name, Type: st.Type, Tasks: []stateBody{},
+		Connector: stateBody{State: st.Connector.State, WorkerID: st.Connector.WorkerID, Trace: st.Connector.Trace}}
+	for _, t := range st.Tasks {
+		id := t.ID
+		b.Tasks = append(b.Tasks, stateBody{ID: &id, State: t.State, WorkerID: t.WorkerID, Trace: t.Trace})
+	}
+	return b
+}
+
+// listConnectors serves GET /connectors, with ?expand=status and/or
+// ?expand=info as Kafka Connect (KIP-465).
+func (s *Server) listConnectors(c echo.Context) error {
+	h := s.worker.Herder
+	names := h.Connectors()
+	expand := c.QueryParams()["expand"]
+	if len(expand) == 0 {
+		return c.JSON(http.StatusOK, names)
+	}
+	out := map[string]map[string]any{}
+	for _, n := range names {
+		m := map[string]any{}
+		for _, e := range expand {
+			switch e {
+			case "status":
+				if st, err := h.ConnectorStatus(n); err == nil {
+					m["status"] = statusOf(st)
+				}
+			case "info":
+				if i, err := h.ConnectorInfo(n); err == nil {
+					m["info"] = infoBody(i)
+				}
+			}
+		}
+		out[n] = m
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+type createRequest struct {
+	Name   string            `json:"name"`
+	Config map[string]string `json:"config"`
+}
+
+func (s *Server) createConnector(c echo.Context) error {
+	var req createRequest
+	dec := json.NewDecoder(c.Request().Body)
+	if err := dec.Decode(&req); err != nil {
+		return &runtime.BadRequestError{Msg: "Request body is not a JSON object with \"name\" and \"config\" (string values): " + err.Error()}
+	}
+	if req.Config == nil {
+		return &runtime.BadRequestError{Msg: "Connector config is missing in the request body"}
+	}
+	name := req.Name
+	if cn, ok := req.Config["name"]; ok && name != "" && cn != name {
+		return &runtime.BadRequestError{Msg: "Connector name configuration (" + cn + ") doesn't match connector name in the URL (" + name + ")"}
+	}
+	if name == "" {
+		name = req.Config["name"]
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 90*time.Second)
+	defer cancel()
+	info, err := s.worker.Herder.CreateConnector(ctx, name, req.Config)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set("Location", "/connectors/"+name)
+	return c.JSON(http.StatusCreated, infoBody(info))
+}
+
+func (s *Server) getConnector(c echo.Context) error {
+	info, err := s.worker.Herder.ConnectorInfo(c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, infoBody(info))
+}
+
+func (s *Server) getConfig(c echo.Context) error {
+	info, err := s.worker.Herder.ConnectorInfo(c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, info.Config)
+}
+
+func (s *Server) getStatus(c echo.Context) error {
+	st, err := s.worker.Herder.ConnectorStatus(c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, statusOf(st))
+}
+
+func (s *Server) getTasks(c echo.Context) error {
+	info, err := s.worker.Herder.ConnectorInfo(c.Param("name"))
+	if err != nil {
+		return err
+	}
+	type taskBody struct {
+		ID     taskIDBody        `json:"id"`
+		Config map[string]string `json:"config"`
+	}
+	out := []taskBody{}
+	for _, t := range info.Tasks {
+		out = append(out, taskBody{ID: taskIDBody{t.Connector, t.Task}, Config: info.Config})
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// restart serves POST /connectors/{name}/restart. This slice always
+// restarts the connector with its tasks (includeTasks=true semantics),
+// honouring onlyFailed, and answers 202 with the status body (KIP-745).
+func (s *Server) restart(c echo.Context) error {
+	name := c.Param("name")
+	onlyFailed := c.QueryParam("onlyFailed") == "true"
+	if err := s.worker.Herder.RestartConnector(c.Request().Context(), name, onlyFailed); err != nil {
+		return err
+	}
+	st, err := s.worker.Herder.ConnectorStatus(name)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, statusOf(st))
+}
+
+func (s *Server) deleteConnector(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 90*time.Second)
+	defer cancel()
+	if err := s.worker.Herder.DeleteConnector(ctx, c.Param("name")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) plugins_(c echo.Context) error {
+	type pluginBody struct {
+		Class   string `json:"class"`
+		Type    string `json:"type"`
+		Version string `json:"version"`
+	}
+	out := []pluginBody{}
+	for _, cl := range s.plugins.SourceClasses() {
+		f, _, _ := s.plugins.Source(cl)
+		out = append(out, pluginBody{Class: cl, Type: "source", Version: f().Version()})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Class < out[j].Class })
+	return c.JSON(http.StatusOK, out)
+}

@@ -1,0 +1,13 @@
+// Package runtime is the connectd worker: the embedded broker, the herder
+// (connector configs in the config topic, statuses in the status topic,
+// source offsets in the offsets topic, all in Kafka Connect's formats), and
+// the connector and task lifecycle.
+//
+// Concurrency: the herder owns connector state under one mutex; the config
+// log's tail goroutine feeds changes to a single reconcile goroutine, which
+// starts and stops connectors. Each source task has one poll goroutine (the
+// owner of the task) and one flusher goroutine; the flusher persists the
+// committable offsets and only then calls SourceTask.Commit, so a source
+// confirms a position upstream only after Kafka acknowledged every record
+// up to it and the offset is durable (DESIGN.md section 3, invariant 1).
+package runtime

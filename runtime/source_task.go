@@ -1,0 +1,190 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/offsets"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// TaskID names a task as Kafka Connect's ConnectorTaskId.
+type TaskID struct {
+	Connector string
+	Task      int
+}
+
+func (id TaskID) String() string { return fmt.Sprintf("%s-%d", id.Connector, id.Task) }
+
+// workerSourceTask runs one SourceTask: it polls, converts, produces and
+// periodically flushes offsets (Kafka Connect's WorkerSourceTask).
+type workerSourceTask struct {
+	id       TaskID
+	task     connect.SourceTask
+	cfg      map[string]string
+	keyConv  connect.Converter
+	valConv  connect.Converter
+	producer *kgo.Client
+	store    offsets.Store
+	flushInt time.Duration
+	flushTO  time.Duration
+	setState func(state, trace string)
+	log      *slog.Logger
+
+	submitted *submittedRecords
+	flushMu   sync.Mutex
+
+	produceErrOnce sync.Once
+	produceErr     chan error
+}
+
+type offsetReader struct {
+	store     offsets.Store
+	connector string
+}
+
+func (r offsetReader) Offset(ctx context.Context, p map[string]any) (map[string]any, error) {
+	return r.store.Get(ctx, r.connector, p)
+}
+
+type taskContext struct{ r offsetReader }
+
+func (t taskContext) OffsetReader() connect.OffsetReader { return t.r }
+
+// run owns the task until ctx is cancelled or the task fails. It returns
+// the failure, or nil after a clean stop.
+func (w *workerSourceTask) run(ctx context.Context) (err error) {
+	w.submitted = newSubmittedRecords()
+	w.produceErr = make(chan error, 1)
+	defer func() {
+		if r := recover(); r != nil {
+			// A panic in one task fails that task only (invariant 6).
+			err = fmt.Errorf("task panicked: %v\n%s", r, debug.Stack())
+		}
+		if stopErr := w.task.Stop(); stopErr != nil {
+			w.log.Warn("task stop", "task", w.id, "err", stopErr)
+		}
+	}()
+	tc := taskContext{offsetReader{store: w.store, connector: w.id.Connector}}
+	if err := w.task.Start(ctx, tc, w.cfg); err != nil {
+		return err
+	}
+	w.setState("RUNNING", "")
+
+	flushCtx, stopFlusher := context.WithCancel(context.Background())
+	flusherDone := make(chan struct{})
+	go func() {
+		defer close(flusherDone)
+		t := time.NewTicker(w.flushInt)
+		defer t.Stop()
+		for {
+			select {
+			case <-flushCtx.Done():
+				return
+			case <-t.C:
+				if err := w.flush(flushCtx); err != nil && flushCtx.Err() == nil {
+					w.log.Error("offset flush failed", "task", w.id, "err", err)
+				}
+			}
+		}
+	}()
+	defer func() {
+		stopFlusher()
+		<-flusherDone
+		// Final flush on a clean stop: wait (bounded) for in-flight acks,
+		// then persist what is committable.
+		fctx, cancel := context.WithTimeout(context.Background(), w.flushTO)
+		defer cancel()
+		if err := w.producer.Flush(fctx); err == nil {
+			if ferr := w.flush(fctx); ferr != nil {
+				w.log.Warn("final offset flush", "task", w.id, "err", ferr)
+			}
+		}
+	}()
+
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		select {
+		case perr := <-w.produceErr:
+			return perr
+		default:
+		}
+		recs, err := w.task.Poll(ctx)
+		if err != nil {
+			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		}
+		for _, rec := range recs {
+			if err := w.send(ctx, rec); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		}
+	}
+}
+
+func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord) error {
+	key, err := w.keyConv.FromConnect(rec.Topic, rec.KeySchema, rec.Key)
+	if err != nil {
+		return fmt.Errorf("converting key of a record for %s: %w", rec.Topic, err)
+	}
+	val, err := w.valConv.FromConnect(rec.Topic, rec.ValueSchema, rec.Value)
+	if err != nil {
+		return fmt.Errorf("converting value of a record for %s: %w", rec.Topic, err)
+	}
+	kr := &kgo.Record{Topic: rec.Topic, Key: key, Value: val, Timestamp: rec.Timestamp}
+	if rec.Partition != nil {
+		kr.Partition = *rec.Partition
+	}
+	for _, h := range rec.Headers {
+		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+	}
+	sr := w.submitted.submit(rec.SourcePartition, rec.SourceOffset)
+	w.producer.Produce(ctx, kr, func(_ *kgo.Record, err error) {
+		if err != nil {
+			w.produceErrOnce.Do(func() {
+				w.produceErr <- fmt.Errorf("producing to %s: %w", rec.Topic, err)
+			})
+			return
+		}
+		w.submitted.ack(sr)
+	})
+	return nil
+}
+
+// flush stores the committable offsets durably, then tells the task.
+func (w *workerSourceTask) flush(ctx context.Context) error {
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
+	offs := w.submitted.committableOffsets()
+	if len(offs) == 0 {
+		return nil
+	}
+	entries := make([]offsets.Entry, len(offs))
+	for i, po := range offs {
+		entries[i] = offsets.Entry{Connector: w.id.Connector, Partition: po.partition, Offset: po.offset}
+	}
+	if err := w.store.Put(ctx, entries); err != nil {
+		return fmt.Errorf("storing offsets: %w", err)
+	}
+	for _, po := range offs {
+		// The offset is durable and every record up to it is acknowledged:
+		// only now may the task confirm the position upstream (invariant 1).
+		if err := w.task.Commit(ctx, po.partition, po.offset); err != nil {
+			w.log.Warn("task commit", "task", w.id, "err", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// Worker is one connectd process: the embedded broker (when
+// bootstrap.servers is empty) and the herder.
+type Worker struct {
+	Config    WorkerConfig
+	Herder    *Herder
+	Broker    *EmbeddedBroker // nil with an external cluster
+	Brokers   []string
+	ClusterID string
+}
+
+// StartWorker starts the embedded broker if needed, then the herder.
+func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, log *slog.Logger) (*Worker, error) {
+	w := &Worker{Config: cfg}
+	if bs := strings.TrimSpace(cfg.Get("bootstrap.servers")); bs != "" {
+		for _, b := range strings.Split(bs, ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				w.Brokers = append(w.Brokers, b)
+			}
+		}
+	} else {
+		b, err := StartEmbeddedBroker(cfg.Get("embedded.kafka.listener"), cfg.Get("data.dir"))
+		if err != nil {
+			return nil, err
+		}
+		w.Broker = b
+		w.Brokers = []string{b.Addr()}
+		w.ClusterID = b.ClusterID()
+		log.Info("embedded Kafka broker started", "listener", b.Addr(), "data.dir", cfg.Get("data.dir"))
+	}
+	restAddr, err := cfg.RESTAddr()
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	h, err := NewHerder(ctx, cfg, plugins, w.Brokers, restAddr, log)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("starting herder: %w", err)
+	}
+	w.Herder = h
+	if w.ClusterID == "" {
+		w.ClusterID = clusterIDOf(ctx, h)
+	}
+	return w, nil
+}
+
+func clusterIDOf(ctx context.Context, h *Herder) string {
+	id, err := h.clusterID(ctx)
+	if err != nil {
+		return ""
+	}
+	return id
+}
+
+// Close stops the herder (flushing offsets) and then the broker.
+func (w *Worker) Close() {
+	if w.Herder != nil {
+		w.Herder.Close()
+	}
+	if w.Broker != nil {
+		w.Broker.Close()
+	}
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what connectd's demo and tests need on a fresh Debian machine,
+# from the package registries this machine reaches, and does nothing when
+# everything is there already (so a second run downloads nothing).
+#   scripts/setup.sh demo   PostgreSQL 15 server binaries, Go modules
+#   scripts/setup.sh test   the above + MariaDB server (row binlog tests)
+set -euo pipefail
+mode=${1:-test}
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+
+need_apt=()
+[ -x "$PG_BIN/initdb" ] || need_apt+=(postgresql-15)
+if [ "$mode" = test ]; then
+  command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "setup: missing ${need_apt[*]}; run as root or install them (apt-get install ${need_apt[*]})" >&2
+    exit 1
+  fi
+  echo "setup: installing ${need_apt[*]} from Debian's packages"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  # The packages start system services we do not use: tests start their own.
+  for svc in postgresql mariadb; do
+    (service "$svc" stop >/dev/null 2>&1 || true)
+  done
+fi
+[ -x "$PG_BIN/initdb" ] || { echo "setup: PostgreSQL server binaries still missing in $PG_BIN" >&2; exit 1; }
+if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+  echo "setup: the postgres system user is missing (PostgreSQL refuses to run as root)" >&2
+  exit 1
+fi
+go mod download
