@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/connectd/connectd/connect"
@@ -421,9 +422,17 @@ func writeString(b *bytes.Buffer, s string) {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+		switch {
+		case r == utf8.RuneError && size == 1:
 			b.WriteString("\ufffd")
-		} else {
+		case r > 0xFFFF:
+			// Jackson's UTF8JsonGenerator writes characters outside the
+			// BMP as escaped surrogate pairs (observed in Debezium 3.6.1
+			// output, testdata/debezium).
+			hi, lo := utf16.EncodeRune(r)
+			writeU(b, hi)
+			writeU(b, lo)
+		default:
 			b.WriteString(s[i : i+size])
 		}
 		i += size
@@ -465,4 +474,11 @@ func JavaFloat(f float64, bits int) string {
 	}
 	n, _ := strconv.Atoi(exp)
 	return mant + "E" + strconv.Itoa(n)
+}
+
+func writeU(b *bytes.Buffer, r rune) {
+	b.WriteString(`\u`)
+	for shift := 12; shift >= 0; shift -= 4 {
+		b.WriteByte(hexUpper[(r>>uint(shift))&0xf])
+	}
 }

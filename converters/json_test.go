@@ -58,13 +58,13 @@ func TestJSONConverterEnvelope(t *testing.T) {
 		Field("after", val).Field("source", src).Build()
 	after := connect.NewStruct(val).Put("id", int32(1)).
 		Put("price", connect.Decimal{Unscaled: big.NewInt(-12345), Scale: 2}).
-		Put("note", "a<b>&\"c\"\n\x01é").Put("raw", []byte{0, 0xff}).Put("w", 2.0)
+		Put("note", "a<b>&\"c\"\n\x01é😀").Put("raw", []byte{0, 0xff}).Put("w", 2.0)
 	v := connect.NewStruct(env).Put("after", after).Put("source", connect.NewStruct(src))
 	got, err := NewJSONConverter().FromConnect("t", env, v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"schema":{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2"},"field":"price"},{"type":"string","optional":true,"field":"note"},{"type":"bytes","optional":true,"field":"raw"},{"type":"double","optional":true,"field":"w"}],"optional":true,"name":"t.Value","field":"after"},{"type":"struct","fields":[{"type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,"parameters":{"allowed":"true,last,false"},"default":"false","field":"snapshot"}],"optional":false,"name":"x.Source","field":"source"}],"optional":false,"name":"t.Envelope","version":2},"payload":{"after":{"id":1,"price":"z8c=","note":"a<b>&\"c\"\n\u0001é","raw":"AP8=","w":2.0},"source":{"snapshot":"false"}}}`
+	want := `{"schema":{"type":"struct","fields":[{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"bytes","optional":true,"name":"org.apache.kafka.connect.data.Decimal","version":1,"parameters":{"scale":"2"},"field":"price"},{"type":"string","optional":true,"field":"note"},{"type":"bytes","optional":true,"field":"raw"},{"type":"double","optional":true,"field":"w"}],"optional":true,"name":"t.Value","field":"after"},{"type":"struct","fields":[{"type":"string","optional":true,"name":"io.debezium.data.Enum","version":1,"parameters":{"allowed":"true,last,false"},"default":"false","field":"snapshot"}],"optional":false,"name":"x.Source","field":"source"}],"optional":false,"name":"t.Envelope","version":2},"payload":{"after":{"id":1,"price":"z8c=","note":"a<b>&\"c\"\n\u0001é\uD83D\uDE00","raw":"AP8=","w":2.0},"source":{"snapshot":"false"}}}`
 	if string(got) != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}

@@ -58,4 +58,4 @@ mkdir -p "$(dirname "$OUT")"
 hook="${psql[*]} -d inventory -f $here/scenarios/changes.sql"
 "$here/capture.sh" "$work/connector.properties" "$OUT" 0 "$IDLE" "$hook"
 # the snapshot-time offsets are a by-product of the hook step
-echo "wrote $OUT, $OUT.offsets.jsonl, $OUT.snapshot.offsets.jsonl" >&2
+echo "wrote $OUT and $OUT.{offsets,snapshot.offsets,record-offsets}.jsonl" >&2

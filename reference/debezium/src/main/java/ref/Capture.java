@@ -25,6 +25,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import org.apache.kafka.connect.json.JsonConverter;
+import org.apache.kafka.connect.source.SourceRecord;
+
+import io.debezium.embedded.EmbeddedEngineChangeEvent;
 import io.debezium.engine.ChangeEvent;
 import io.debezium.engine.DebeziumEngine;
 import io.debezium.engine.format.Json;
@@ -49,6 +53,11 @@ import io.debezium.engine.format.Json;
  *                 IDLE_SECONDS after snapshot records) and the engine has been quiet for 3 s.
  *                 Before it runs, the offset file is dumped to OUTPUT.snapshot.offsets.jsonl.
  *                 Its stdout/stderr are inherited. The idle timer restarts after the hook.
+ *
+ * Besides OUTPUT it writes OUTPUT.record-offsets.jsonl: for every record (same line number as
+ * in OUTPUT) the source partition/offset the connector attached to it, serialized exactly as
+ * Kafka Connect's OffsetStorageWriter would (JsonConverter, schemas disabled):
+ * {"key":[<engine name>,<partition>],"value":<offset>}.
  */
 public final class Capture {
 
@@ -94,7 +103,12 @@ public final class Capture {
         final AtomicReference<Throwable> failure = new AtomicReference<>();
         final AtomicReference<Boolean> engineDone = new AtomicReference<>(false);
 
-        try (Writer w = Files.newBufferedWriter(out, StandardCharsets.UTF_8)) {
+        final String engineName = props.getProperty("name");
+        final JsonConverter offsetConverter = new JsonConverter();
+        offsetConverter.configure(Map.of("schemas.enable", "false", "converter.type", "key"), true);
+
+        try (Writer w = Files.newBufferedWriter(out, StandardCharsets.UTF_8);
+                Writer ow = Files.newBufferedWriter(Paths.get(out + ".record-offsets.jsonl"), StandardCharsets.UTF_8)) {
             DebeziumEngine<ChangeEvent<String, String>> engine = DebeziumEngine.create(Json.class)
                     .using(props)
                     .using((success, message, error) -> {
@@ -120,6 +134,12 @@ public final class Capture {
                                 sb.append("}\n");
                                 w.write(sb.toString());
                                 w.flush();
+                                SourceRecord sr = ((EmbeddedEngineChangeEvent<?, ?, ?>) record).sourceRecord();
+                                byte[] k = offsetConverter.fromConnectData(engineName, null,
+                                        java.util.Arrays.asList(engineName, sr.sourcePartition()));
+                                byte[] v = offsetConverter.fromConnectData(engineName, null, sr.sourceOffset());
+                                ow.write("{\"key\":" + jsonOrString(k) + ",\"value\":" + jsonOrString(v) + "}\n");
+                                ow.flush();
                             }
                             catch (IOException e) {
                                 throw new RuntimeException(e);
