@@ -421,6 +421,7 @@ func (h *Herder) startConnector(name string, cfg map[string]string, taskCfgs []m
 		return
 	}
 	h.putStatus(connectorStatusKey(name), StateRunning, "")
+	h.log.Info("connector started", "connector", name, "tasks", len(taskCfgs))
 	conn := factory()
 	for i, tc := range taskCfgs {
 		h.startTask(rc, TaskID{Connector: name, Task: i}, conn, tc)

@@ -191,7 +191,7 @@ func generate(ctx context.Context, pg *testenv.Postgres) {
 // printEvents prints one line per change event of every dbserver1.* topic.
 func printEvents(ctx context.Context, broker string) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ConsumeRegex(), kgo.ConsumeTopics(`^dbserver1\..*`),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.MetadataMinAge(time.Second))
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.MetadataMinAge(250*time.Millisecond), kgo.MetadataMaxAge(time.Second))
 	if err != nil {
 		return err
 	}
@@ -243,4 +243,3 @@ func orNull(b json.RawMessage) string {
 	}
 	return string(b)
 }
-

@@ -212,3 +212,22 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// Halt stops the server (fast shutdown) keeping its data, so that clients
+// see "connection refused" until Resume.
+func (pg *Postgres) Halt(ctx context.Context) error {
+	out, err := pg.run(ctx, "pg_ctl", "-D", filepath.Join(pg.Dir, "data"), "-m", "fast", "-w", "stop")
+	if err != nil {
+		return fmt.Errorf("testenv: pg_ctl stop: %w: %s", err, out)
+	}
+	return nil
+}
+
+// Resume starts a halted server again on the same port.
+func (pg *Postgres) Resume(ctx context.Context) error {
+	out, err := pg.run(ctx, "pg_ctl", "-D", filepath.Join(pg.Dir, "data"), "-l", filepath.Join(pg.Dir, "server.log"), "-w", "-t", "60", "start")
+	if err != nil {
+		return fmt.Errorf("testenv: pg_ctl start: %w: %s", err, out)
+	}
+	return nil
+}

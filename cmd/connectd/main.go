@@ -1,0 +1,104 @@
+// Command connectd is the connectd worker and its tools.
+//
+//	connectd [run] [--config worker.properties] [-o key=value]...
+//	connectd topics tail TOPIC [--from-beginning] [--config ...] [-o ...]
+//	connectd version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/connectd/connectd/rest"
+	"github.com/connectd/connectd/runtime"
+)
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func main() {
+	args := os.Args[1:]
+	cmd := "run"
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "run":
+		err = run(args)
+	case "topics":
+		err = topics(args)
+	case "version":
+		fmt.Printf("connectd %s (Kafka Connect REST API %s)\n", rest.Commit, rest.Version)
+	default:
+		err = fmt.Errorf("unknown command %q (want run, topics, version)", cmd)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "connectd:", err)
+		os.Exit(1)
+	}
+}
+
+func workerFlags(name string) (*flag.FlagSet, *string, *multiFlag) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	cfg := fs.String("config", "", "worker properties file")
+	var over multiFlag
+	fs.Var(&over, "o", "override a worker property: -o key=value (repeatable)")
+	return fs, cfg, &over
+}
+
+func run(args []string) error {
+	fs, cfgPath, over := workerFlags("run")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := runtime.LoadWorkerConfig(*cfgPath, os.Environ(), *over)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	restAddr, err := cfg.RESTAddr()
+	if err != nil {
+		return err
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	w, err := runtime.StartWorker(startCtx, cfg, plugins(), log)
+	if err != nil {
+		return err
+	}
+	srv := rest.New(w, plugins())
+	if err := srv.Listen(restAddr); err != nil {
+		w.Close()
+		return err
+	}
+	log.Info("REST API listening", "url", "http://"+srv.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve() }()
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err = <-errc:
+	}
+	sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer scancel()
+	_ = srv.Shutdown(sctx)
+	w.Close()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,233 @@
+package postgres
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// Configuration keys, as io.debezium.connector.postgresql.PostgresConnectorConfig.
+const (
+	KeyConnectorClass         = "connector.class"
+	KeyHostname               = "database.hostname"
+	KeyPort                   = "database.port"
+	KeyUser                   = "database.user"
+	KeyPassword               = "database.password"
+	KeyDBName                 = "database.dbname"
+	KeyTopicPrefix            = "topic.prefix"
+	KeyPluginName             = "plugin.name"
+	KeySlotName               = "slot.name"
+	KeyPublicationName        = "publication.name"
+	KeyPublicationAutocreate  = "publication.autocreate.mode"
+	KeyTableIncludeList       = "table.include.list"
+	KeySnapshotMode           = "snapshot.mode"
+	KeyTombstonesOnDelete     = "tombstones.on.delete"
+	KeyMaxBatchSize           = "max.batch.size"
+	KeyMaxQueueSize           = "max.queue.size"
+	KeyPollIntervalMs         = "poll.interval.ms"
+	KeyStatusUpdateIntervalMs = "status.update.interval.ms"
+)
+
+// Snapshot modes this connector implements (snapshot.mode).
+const (
+	SnapshotInitial     = "initial"
+	SnapshotNoData      = "no_data"
+	SnapshotInitialOnly = "initial_only"
+)
+
+var slotNameRE = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
+
+func positiveInt(v string) string {
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return "must be a positive integer"
+	}
+	return ""
+}
+
+var configDef = connect.NewConfigDef().
+	Define(connect.ConfigKey{Name: KeyConnectorClass, Type: connect.TypeString, Default: connect.Str(ClassName), Importance: connect.High,
+		Doc: "The connector class: " + ClassName + "."}).
+	Define(connect.ConfigKey{Name: KeyHostname, Type: connect.TypeString, Default: nil, Importance: connect.High, Group: "Connection",
+		Doc: "Resolvable hostname or IP address of the PostgreSQL database server."}).
+	Define(connect.ConfigKey{Name: KeyPort, Type: connect.TypeInt, Default: connect.Str("5432"), Importance: connect.High, Group: "Connection",
+		Doc: "Port of the PostgreSQL database server.",
+		Validator: func(v string) string {
+			if n, _ := strconv.Atoi(v); n < 1 || n > 65535 {
+				return "must be a port number between 1 and 65535"
+			}
+			return ""
+		}}).
+	Define(connect.ConfigKey{Name: KeyUser, Type: connect.TypeString, Default: nil, Importance: connect.High, Group: "Connection",
+		Doc: "Name of the database user (needs REPLICATION and SELECT on the captured tables)."}).
+	Define(connect.ConfigKey{Name: KeyPassword, Type: connect.TypePassword, Default: connect.Str(""), Importance: connect.High, Group: "Connection",
+		Doc: "Password of the database user."}).
+	Define(connect.ConfigKey{Name: KeyDBName, Type: connect.TypeString, Default: nil, Importance: connect.High, Group: "Connection",
+		Doc: "The name of the database from which to stream changes."}).
+	Define(connect.ConfigKey{Name: KeyTopicPrefix, Type: connect.TypeString, Default: nil, Importance: connect.High, Group: "Connector",
+		Doc: "Topic prefix (the logical server name): topics are <topic.prefix>.<schema>.<table>.",
+		Validator: func(v string) string {
+			if v == "" {
+				return "must not be empty"
+			}
+			if !regexp.MustCompile(`^[a-zA-Z0-9._-]+$`).MatchString(v) {
+				return "can only contain alphanumeric characters, dots, dashes and underscores"
+			}
+			return ""
+		}}).
+	Define(connect.ConfigKey{Name: KeyPluginName, Type: connect.TypeString, Default: connect.Str("decoderbufs"), Importance: connect.Medium, Group: "Replication",
+		Doc: "The logical decoding plugin; connectd supports only pgoutput.",
+		Validator: func(v string) string {
+			switch strings.ToLower(v) {
+			case "pgoutput":
+				return ""
+			case "decoderbufs":
+				return "decoderbufs is not supported by connectd; set plugin.name=pgoutput"
+			}
+			return "must be pgoutput"
+		}}).
+	Define(connect.ConfigKey{Name: KeySlotName, Type: connect.TypeString, Default: connect.Str("debezium"), Importance: connect.Medium, Group: "Replication",
+		Doc: "Name of the PostgreSQL logical decoding slot.",
+		Validator: func(v string) string {
+			if !slotNameRE.MatchString(v) {
+				return "slot names may contain only lower-case letters, digits and underscores (at most 63)"
+			}
+			return ""
+		}}).
+	Define(connect.ConfigKey{Name: KeyPublicationName, Type: connect.TypeString, Default: connect.Str("dbz_publication"), Importance: connect.Medium, Group: "Replication",
+		Doc: "Name of the PostgreSQL publication used with pgoutput."}).
+	Define(connect.ConfigKey{Name: KeyPublicationAutocreate, Type: connect.TypeString, Default: connect.Str("all_tables"), Importance: connect.Low, Group: "Replication",
+		Allowed: []string{"all_tables", "disabled", "filtered"},
+		Doc:     "all_tables: create the publication FOR ALL TABLES if missing; filtered: FOR TABLE the included tables; disabled: never create it."}).
+	Define(connect.ConfigKey{Name: KeyTableIncludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.High, Group: "Filters",
+		Doc: "Comma-separated regular expressions matched (anchored) against <schema>.<table>; empty = all non-system tables.",
+		Validator: func(v string) string {
+			for _, p := range splitList(v) {
+				if _, err := regexp.Compile(p); err != nil {
+					return fmt.Sprintf("invalid regular expression %q: %v", p, err)
+				}
+			}
+			return ""
+		}}).
+	Define(connect.ConfigKey{Name: KeySnapshotMode, Type: connect.TypeString, Default: connect.Str(SnapshotInitial), Importance: connect.Low, Group: "Connector",
+		Doc: "initial: snapshot when there is no offset, then stream; initial_only: snapshot then stop; no_data (aliases never, schema_only): stream only.",
+		Validator: func(v string) string {
+			if _, ok := normalizeSnapshotMode(v); !ok {
+				return "must be one of initial, initial_only, no_data (connectd does not support this mode yet)"
+			}
+			return ""
+		}}).
+	Define(connect.ConfigKey{Name: KeyTombstonesOnDelete, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
+		Doc: "Whether a delete event is followed by a tombstone (same key, null value)."}).
+	Define(connect.ConfigKey{Name: KeyMaxBatchSize, Type: connect.TypeInt, Default: connect.Str("2048"), Importance: connect.Medium, Group: "Connector",
+		Doc: "Maximum number of records returned by one poll.", Validator: positiveInt}).
+	Define(connect.ConfigKey{Name: KeyMaxQueueSize, Type: connect.TypeInt, Default: connect.Str("8192"), Importance: connect.Medium, Group: "Connector",
+		Doc: "Maximum number of records queued between the reader and poll.", Validator: positiveInt}).
+	Define(connect.ConfigKey{Name: KeyPollIntervalMs, Type: connect.TypeLong, Default: connect.Str("500"), Importance: connect.Medium, Group: "Connector",
+		Doc: "Time in ms a poll waits for records before returning none.", Validator: positiveInt}).
+	Define(connect.ConfigKey{Name: KeyStatusUpdateIntervalMs, Type: connect.TypeInt, Default: connect.Str("10000"), Importance: connect.Low, Group: "Replication",
+		Doc: "Interval in ms between standby status updates sent to the server.", Validator: positiveInt})
+
+func normalizeSnapshotMode(v string) (string, bool) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "initial":
+		return SnapshotInitial, true
+	case "initial_only":
+		return SnapshotInitialOnly, true
+	case "no_data", "never", "schema_only":
+		// never and schema_only are Debezium's deprecated names for no_data.
+		return SnapshotNoData, true
+	}
+	return "", false
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// config is a validated connector configuration.
+type config struct {
+	host, user, password, dbname string
+	port                         int
+	topicPrefix                  string
+	slotName, publicationName    string
+	publicationAutocreate        string
+	include                      []*regexp.Regexp
+	snapshotMode                 string
+	tombstonesOnDelete           bool
+	maxBatchSize, maxQueueSize   int
+	pollIntervalMs               int
+	statusUpdateIntervalMs       int
+}
+
+// ConfigError lists every invalid key of a configuration.
+type ConfigError struct{ Errors []connect.ConfigError }
+
+func (e *ConfigError) Error() string {
+	msgs := make([]string, len(e.Errors))
+	for i, ce := range e.Errors {
+		msgs[i] = ce.Message
+	}
+	return "postgres: invalid configuration: " + strings.Join(msgs, "; ")
+}
+
+func validate(cfg map[string]string) []connect.ConfigError {
+	errs := configDef.Validate(cfg)
+	if _, set := cfg[KeyPluginName]; !set {
+		// Debezium's default plugin is decoderbufs, which connectd cannot decode.
+		errs = append(errs, connect.ConfigError{Key: KeyPluginName, Message: "Invalid value decoderbufs for configuration plugin.name: decoderbufs (the default) is not supported by connectd; set plugin.name=pgoutput"})
+	}
+	connect.SortErrors(errs)
+	return errs
+}
+
+func parseConfig(cfg map[string]string) (*config, error) {
+	if errs := validate(cfg); len(errs) > 0 {
+		return nil, &ConfigError{Errors: errs}
+	}
+	p := configDef.Parse(cfg)
+	c := &config{
+		host: p.String(KeyHostname), port: p.Int(KeyPort), user: p.String(KeyUser),
+		password: p.String(KeyPassword), dbname: p.String(KeyDBName),
+		topicPrefix: p.String(KeyTopicPrefix), slotName: p.String(KeySlotName),
+		publicationName:       p.String(KeyPublicationName),
+		publicationAutocreate: strings.ToLower(p.String(KeyPublicationAutocreate)),
+		tombstonesOnDelete:    p.Bool(KeyTombstonesOnDelete),
+		maxBatchSize:          p.Int(KeyMaxBatchSize), maxQueueSize: p.Int(KeyMaxQueueSize),
+		pollIntervalMs: p.Int(KeyPollIntervalMs), statusUpdateIntervalMs: p.Int(KeyStatusUpdateIntervalMs),
+	}
+	c.snapshotMode, _ = normalizeSnapshotMode(p.String(KeySnapshotMode))
+	for _, pat := range p.List(KeyTableIncludeList) {
+		// Debezium matches the whole identifier (Pattern.matcher(...).matches()).
+		c.include = append(c.include, regexp.MustCompile(`^(?:`+pat+`)$`))
+	}
+	return c, nil
+}
+
+// included reports whether schema.table is captured (table.include.list;
+// system schemas are never captured, as Debezium's SystemTablesPredicate).
+func (c *config) included(schema, table string) bool {
+	switch {
+	case schema == "pg_catalog", schema == "information_schema", strings.HasPrefix(schema, "pg_toast"), strings.HasPrefix(schema, "pg_temp"):
+		return false
+	}
+	if len(c.include) == 0 {
+		return true
+	}
+	id := schema + "." + table
+	for _, re := range c.include {
+		if re.MatchString(id) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,102 @@
+package postgres
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// DebeziumVersion is written to source.version. connectd emits the version of
+// the Debezium release whose output it reproduces, so consumers that branch on
+// it see the same value as with Debezium.
+const DebeziumVersion = "3.6.1.Final"
+
+// Snapshot markers of source.snapshot (io.debezium.connector.SnapshotRecord).
+const (
+	snapTrue     = "true"
+	snapFirst    = "first"
+	snapFirstIn  = "first_in_data_collection"
+	snapLastIn   = "last_in_data_collection"
+	snapLast     = "last"
+	snapFalse    = "false"
+	snapIncremen = "incremental"
+)
+
+// snapshotSchema is io.debezium.data.Enum for source.snapshot, as
+// SchemaFactory.snapshotRecordSchema: every SnapshotRecord in declaration
+// order, default "false", optional.
+var snapshotSchema = connect.NewSchema(connect.String).Name("io.debezium.data.Enum").Version(1).
+	Param("allowed", "true,first,first_in_data_collection,last_in_data_collection,last,false,incremental").
+	Default(snapFalse).Optional().Build()
+
+// sourceSchema is io.debezium.connector.postgresql.Source (version 1), field
+// order as Debezium 3.6.1 (SchemaFactory.sourceInfoSchemaBuilder +
+// PostgresSourceInfoStructMaker).
+var sourceSchema = connect.StructSchema().Name("io.debezium.connector.postgresql.Source").Version(1).
+	Field("version", connect.Prim(connect.String, false)).
+	Field("connector", connect.Prim(connect.String, false)).
+	Field("name", connect.Prim(connect.String, false)).
+	Field("ts_ms", connect.Prim(connect.Int64, false)).
+	Field("snapshot", snapshotSchema).
+	Field("db", connect.Prim(connect.String, false)).
+	Field("sequence", connect.Prim(connect.String, true)).
+	Field("ts_us", connect.Prim(connect.Int64, true)).
+	Field("ts_ns", connect.Prim(connect.Int64, true)).
+	Field("schema", connect.Prim(connect.String, false)).
+	Field("table", connect.Prim(connect.String, false)).
+	Field("txId", connect.Prim(connect.Int64, true)).
+	Field("lsn", connect.Prim(connect.Int64, true)).
+	Field("xmin", connect.Prim(connect.Int64, true)).
+	Field("origin", connect.Prim(connect.String, true)).
+	Field("origin_lsn", connect.Prim(connect.Int64, true)).
+	Build()
+
+// SourceSchema returns the schema of the envelope's source block.
+func SourceSchema() *connect.Schema { return sourceSchema }
+
+// sourceInfo is what one event's source block says.
+type sourceInfo struct {
+	server, db, schema, table string
+	ts                        time.Time // commit time (stream) or snapshot time
+	snapshot                  string
+	txID                      *int64
+	lsn                       *int64
+	lastCommitLSN             *int64 // first element of sequence
+}
+
+// sequence formats Debezium's PostgreSQL source.sequence: a JSON array of
+// [last commit LSN, this LSN] as strings, null when unknown.
+func sequence(lastCommit, lsn *int64) string {
+	str := func(p *int64) any {
+		if p == nil {
+			return nil
+		}
+		return strconv.FormatInt(*p, 10)
+	}
+	b, _ := json.Marshal([]any{str(lastCommit), str(lsn)})
+	return string(b)
+}
+
+func (s sourceInfo) build() *connect.Struct {
+	st := connect.NewStruct(sourceSchema)
+	st.Put("version", DebeziumVersion)
+	st.Put("connector", "postgresql")
+	st.Put("name", s.server)
+	st.Put("ts_ms", s.ts.UnixMilli())
+	st.Put("snapshot", s.snapshot)
+	st.Put("db", s.db)
+	st.Put("sequence", sequence(s.lastCommitLSN, s.lsn))
+	st.Put("ts_us", s.ts.UnixMicro())
+	st.Put("ts_ns", s.ts.UnixMicro()*1000)
+	st.Put("schema", s.schema)
+	st.Put("table", s.table)
+	if s.txID != nil {
+		st.Put("txId", *s.txID)
+	}
+	if s.lsn != nil {
+		st.Put("lsn", *s.lsn)
+	}
+	return st
+}
