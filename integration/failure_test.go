@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -66,6 +67,14 @@ func TestSIGKILLMidStreamLosesNothing(t *testing.T) {
 		if t.Failed() {
 			_, b := d.do("GET", "/connectors/inv/status", nil)
 			t.Logf("status after restart: %s", b)
+			fresh := newConsumer(t, d.kafka, `^dbserver1\.inventory\.counters$`)
+			t.Logf("a fresh consumer reads %d events", len(fresh.drain(5*time.Second)))
+			var slot string
+			cn, _ := pg.Connect(ctx, "inventory")
+			cn.QueryRow(ctx, `SELECT slot_name||' active='||active::text||' confirmed='||confirmed_flush_lsn::text||' current='||pg_current_wal_lsn()::text FROM pg_replication_slots`).Scan(&slot)
+			t.Logf("slot: %s", slot)
+			d.cmd.Process.Signal(syscall.SIGQUIT)
+			<-d.exited
 		}
 	})
 	evs := c.until(total, 120*time.Second)

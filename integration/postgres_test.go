@@ -26,7 +26,7 @@ type step struct {
 // inventory tables, maintained alongside the SQL the test runs.
 type model struct {
 	rows    map[string]map[int64]map[string]any // table -> id -> row
-	history map[string][]step                  // "topic|id" -> steps
+	history map[string][]step                   // "topic|id" -> steps
 	events  int
 }
 

@@ -88,6 +88,7 @@ type Herder struct {
 	statusLog *kafkalog.Log
 	store     *offsets.KafkaStore
 	producer  *kgo.Client
+	topics    *topicCreator
 
 	flushInt, flushTO time.Duration
 
@@ -158,6 +159,7 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		h.Close()
 		return nil, err
 	}
+	h.topics = newTopicCreator(kadm.NewClient(h.producer))
 	h.wg.Add(1)
 	go h.reconcileLoop()
 	h.mu.Lock()
@@ -452,7 +454,7 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 	}
 	w := &workerSourceTask{
 		id: id, task: conn.NewTask(), cfg: cfg, keyConv: keyConv, valConv: valConv,
-		producer: h.producer, store: h.store, flushInt: h.flushInt, flushTO: h.flushTO, log: h.log,
+		producer: h.producer, topics: h.topics, store: h.store, flushInt: h.flushInt, flushTO: h.flushTO, log: h.log,
 		setState: func(state, trace string) { h.putStatus(taskStatusKey(id), state, trace) },
 	}
 	h.putStatus(taskStatusKey(id), StateRunning, "")

@@ -31,6 +31,7 @@ type workerSourceTask struct {
 	keyConv  connect.Converter
 	valConv  connect.Converter
 	producer *kgo.Client
+	topics   *topicCreator
 	store    offsets.Store
 	flushInt time.Duration
 	flushTO  time.Duration
@@ -143,6 +144,9 @@ func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord) 
 	val, err := w.valConv.FromConnect(rec.Topic, rec.ValueSchema, rec.Value)
 	if err != nil {
 		return fmt.Errorf("converting value of a record for %s: %w", rec.Topic, err)
+	}
+	if err := w.topics.ensure(ctx, rec.Topic); err != nil {
+		return err
 	}
 	kr := &kgo.Record{Topic: rec.Topic, Key: key, Value: val, Timestamp: rec.Timestamp}
 	if rec.Partition != nil {
