@@ -1,0 +1,179 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os/exec"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// readTopic returns every record of topic (all partitions) within timeout.
+func readTopic(t *testing.T, broker, topic string, want int) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out []*kgo.Record
+	for len(out) < want {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			break
+		}
+		fs.EachRecord(func(r *kgo.Record) { out = append(out, r) })
+	}
+	return out
+}
+
+func jsonKeys(t *testing.T, b []byte) []string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// The internal topics hold Kafka Connect's formats, so that a connector can
+// move between Kafka Connect and connectd:
+//   - connect-offsets: key ["<connector>",{"server":"<topic.prefix>"}]
+//     (OffsetStorageWriter, JsonConverter schemas.enable=false) and the
+//     Debezium PostgreSQL offset fields as captured from Debezium 3.6.1 in
+//     testdata/debezium/pg_inventory_snapshot_stream.jsonl.offsets.jsonl;
+//   - connect-configs: connector-<name> {"properties":{...}}, task-<name>-0,
+//     commit-<name> {"tasks":1}, target-state-<name> (KafkaConfigBackingStore);
+//   - connect-status: status-connector-<name>, status-task-<name>-0 with
+//     state/trace/worker_id/generation (KafkaStatusBackingStore).
+//
+// REST bodies follow Kafka Connect's ConnectorInfo / ConnectorStateInfo
+// field names and order (connect-runtime rest/entities).
+func TestKafkaConnectFormats(t *testing.T) {
+	pg := startInventory(t)
+	d := newDaemon(t)
+	d.start()
+	code, body := d.do("POST", "/connectors", map[string]any{"name": "inv", "config": pgConnector(pg, map[string]string{"table.include.list": "inventory.customers"})})
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	wantInfo := `{"name":"inv","config":{`
+	if !strings.HasPrefix(string(body), wantInfo) || !strings.Contains(string(body), `"tasks":[{"connector":"inv","task":0}],"type":"source"}`) {
+		t.Fatalf("POST /connectors body: %s", body)
+	}
+	c := newConsumer(t, d.kafka, `^dbserver1\.inventory\.customers$`)
+	c.until(4, 60*time.Second)
+	mustExec(t, pg, `UPDATE inventory.customers SET email='x@y.z' WHERE id=1`)
+	c.until(5, 60*time.Second)
+	time.Sleep(1500 * time.Millisecond) // > offset.flush.interval.ms
+
+	offs := readTopic(t, d.kafka, "connect-offsets", 2)
+	if len(offs) < 2 {
+		t.Fatalf("%d offset records, want the snapshot's and the stream's", len(offs))
+	}
+	for _, r := range offs {
+		if string(r.Key) != `["inv",{"server":"dbserver1"}]` {
+			t.Fatalf("offset key %s", r.Key)
+		}
+	}
+	snapKeys := []string{"last_snapshot_record", "lsn", "snapshot", "snapshot_completed", "ts_usec", "txId"}
+	completed := false
+	for _, r := range offs {
+		if !bytes.Contains(r.Value, []byte(`"snapshot":`)) {
+			continue
+		}
+		if got := jsonKeys(t, r.Value); !reflect.DeepEqual(got, snapKeys) {
+			t.Fatalf("snapshot offset keys %v, want %v (%s)", got, snapKeys, r.Value)
+		}
+		completed = completed || bytes.Contains(r.Value, []byte(`"last_snapshot_record":true`)) && bytes.Contains(r.Value, []byte(`"snapshot":"INITIAL"`))
+	}
+	if !completed {
+		t.Fatal("no offset marks the snapshot completed")
+	}
+	last := offs[len(offs)-1].Value
+	streamKeys := []string{"lsn", "lsn_proc", "messageType", "ts_usec", "txId"} // lsn_commit absent for the first streamed transaction, as Debezium
+	if got := jsonKeys(t, last); !reflect.DeepEqual(got, streamKeys) {
+		t.Fatalf("stream offset keys %v, want %v (%s)", got, streamKeys, last)
+	}
+	if !bytes.Contains(last, []byte(`"messageType":"UPDATE"`)) {
+		t.Fatalf("stream offset %s", last)
+	}
+
+	cfgs := readTopic(t, d.kafka, "connect-configs", 4)
+	var keys []string
+	for _, r := range cfgs {
+		keys = append(keys, string(r.Key))
+	}
+	wantKeys := []string{"connector-inv", "target-state-inv", "task-inv-0", "commit-inv"}
+	if !reflect.DeepEqual(keys, wantKeys) {
+		t.Fatalf("config records %v, want %v", keys, wantKeys)
+	}
+	if !bytes.HasPrefix(cfgs[0].Value, []byte(`{"properties":{`)) || string(cfgs[3].Value) != `{"tasks":1}` {
+		t.Fatalf("config values %s / %s", cfgs[0].Value, cfgs[3].Value)
+	}
+
+	status := readTopic(t, d.kafka, "connect-status", 2)
+	seen := map[string]bool{}
+	for _, r := range status {
+		seen[string(r.Key)] = true
+		if got := jsonKeys(t, r.Value); !reflect.DeepEqual(got, []string{"generation", "state", "trace", "worker_id"}) {
+			t.Fatalf("status value keys %v (%s)", got, r.Value)
+		}
+	}
+	if !seen["status-connector-inv"] || !seen["status-task-inv-0"] {
+		t.Fatalf("status keys %v", seen)
+	}
+
+	// GET /connectors/inv/status: ConnectorStateInfo.
+	_, body = d.do("GET", "/connectors/inv/status", nil)
+	wantStatus := `{"name":"inv","connector":{"state":"RUNNING","worker_id":"` + strings.TrimPrefix(d.rest, "http://") + `"},"tasks":[{"id":0,"state":"RUNNING","worker_id":"` + strings.TrimPrefix(d.rest, "http://") + `"}],"type":"source"}`
+	if strings.TrimSpace(string(body)) != wantStatus {
+		t.Fatalf("status body\n got %s\nwant %s", body, wantStatus)
+	}
+	_, body = d.do("GET", "/", nil)
+	if got := jsonKeys(t, body); !reflect.DeepEqual(got, []string{"commit", "kafka_cluster_id", "version"}) {
+		t.Fatalf("GET / %s", body)
+	}
+
+	// connectd topics tail prints key and value as JSON lines.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, binPath, "topics", "tail", "dbserver1.inventory.customers", "--from-beginning", "--max-records", "5",
+		"-o", "embedded.kafka.listener="+d.kafka).Output()
+	if err != nil {
+		t.Fatalf("topics tail: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("topics tail printed %d lines:\n%s", len(lines), out)
+	}
+	var rec struct {
+		Key   struct{ Payload map[string]any } `json:"key"`
+		Value struct {
+			Payload struct {
+				Op    string         `json:"op"`
+				After map[string]any `json:"after"`
+			} `json:"payload"`
+		} `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(lines[4]), &rec); err != nil {
+		t.Fatalf("%s: %v", lines[4], err)
+	}
+	if rec.Value.Payload.Op != "u" || rec.Value.Payload.After["email"] != "x@y.z" || rec.Key.Payload["id"] != 1.0 {
+		t.Fatalf("last tailed record %s", lines[4])
+	}
+	d.stop()
+}
