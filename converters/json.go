@@ -246,23 +246,7 @@ func (c *JSONConverter) writeValue(b *bytes.Buffer, s *connect.Schema, v any) er
 		if !ok {
 			return fmt.Errorf("json converter: %T is not a map with string keys", v)
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			if err := c.writeValue(b, s.ValueSchema, m[k]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
+		return writeObject(b, m, func(v any) error { return c.writeValue(b, s.ValueSchema, v) })
 	case connect.StructT:
 		st, ok := v.(*connect.Struct)
 		if !ok {
@@ -303,23 +287,7 @@ func writeSchemaless(b *bytes.Buffer, v any) error {
 	case []byte:
 		writeBase64(b, x)
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			writeString(b, k)
-			b.WriteByte(':')
-			if err := writeSchemaless(b, x[k]); err != nil {
-				return err
-			}
-		}
-		b.WriteByte('}')
+		return writeObject(b, x, func(v any) error { return writeSchemaless(b, v) })
 	case []any:
 		b.WriteByte('[')
 		for i, it := range x {
@@ -481,4 +449,26 @@ func writeU(b *bytes.Buffer, r rune) {
 	for shift := 12; shift >= 0; shift -= 4 {
 		b.WriteByte(hexUpper[(r>>uint(shift))&0xf])
 	}
+}
+
+// writeObject writes m as a JSON object with sorted keys, each value by val.
+func writeObject(b *bytes.Buffer, m map[string]any, val func(any) error) error {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeString(b, k)
+		b.WriteByte(':')
+		if err := val(m[k]); err != nil {
+			return err
+		}
+	}
+	b.WriteByte('}')
+	return nil
 }

@@ -55,7 +55,7 @@ func New(w *runtime.Worker, plugins *connect.Plugins) *Server {
 	e.GET("/connectors/:name/tasks", s.getTasks)
 	e.POST("/connectors/:name/restart", s.restart)
 	e.DELETE("/connectors/:name", s.deleteConnector)
-	e.GET("/connector-plugins", s.plugins_)
+	e.GET("/connector-plugins", s.listPlugins)
 	return s
 }
 
@@ -292,7 +292,7 @@ func (s *Server) deleteConnector(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-func (s *Server) plugins_(c echo.Context) error {
+func (s *Server) listPlugins(c echo.Context) error {
 	type pluginBody struct {
 		Class   string `json:"class"`
 		Type    string `json:"type"`
