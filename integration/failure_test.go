@@ -139,7 +139,7 @@ func TestInvalidConfigAndUnreachableDatabase(t *testing.T) {
 			Message   string `json:"message"`
 		}
 		json.Unmarshal(body, &eb)
-		if code != 400 || eb.ErrorCode != 400 || !strings.Contains(eb.Message, tc.want) {
+		if code != 400 || eb.ErrorCode != 400 || !strings.Contains(eb.Message, tc.want) || strings.Count(eb.Message, tc.want) != 1 {
 			t.Fatalf("config %+v: got %d %s; want 400 naming %s", tc, code, body, tc.want)
 		}
 	}

@@ -513,8 +513,9 @@ func (h *Herder) ValidateConfig(cfg map[string]string) error {
 		return &BadRequestError{Msg: fmt.Sprintf("Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, strings.Join(h.plugins.SourceClasses(), ", "))}
 	}
 	conn := factory()
-	errs := conn.Config().Validate(cfg)
-	errs = append(errs, conn.Validate(cfg)...)
+	// Per-key rules from the ConfigDef, then the connector's own checks;
+	// a connector may repeat the per-key ones, so keep each error once.
+	errs := dedupeErrors(append(conn.Config().Validate(cfg), conn.Validate(cfg)...))
 	for _, isKey := range []bool{true, false} {
 		if _, err := newConverter(h.cfg, cfg, isKey); err != nil {
 			k := "value.converter"
@@ -701,4 +702,16 @@ func (h *Herder) clusterID(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return m.Cluster, nil
+}
+
+func dedupeErrors(errs []connect.ConfigError) []connect.ConfigError {
+	seen := map[connect.ConfigError]bool{}
+	out := errs[:0]
+	for _, e := range errs {
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
