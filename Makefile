@@ -29,8 +29,11 @@ test: setup build vet
 vet:
 	$(GO) vet ./...
 
-bench:
+# Benchmarks: Go micro-benchmarks, then the PostgreSQL connector end to end
+# against COPY / pg_recvlogical measured in the same run (ratios printed).
+bench: setup-demo build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(GO) run ./bench/postgres --connectd $(BIN)
 
 clean:
 	rm -rf bin

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -25,6 +26,34 @@ const JSONConverterClass = "org.apache.kafka.connect.json.JsonConverter"
 type JSONConverter struct {
 	SchemasEnable  bool
 	DecimalNumeric bool // decimal.format=NUMERIC
+
+	// schemaCache holds the serialised JSON of recently used schemas, as
+	// JsonConverter's schemas.cache.size (default 1000) does: connectors
+	// reuse one *Schema per table, so this turns the largest part of each
+	// record into one copy.
+	cacheMu     sync.Mutex
+	schemaCache map[*connect.Schema][]byte
+}
+
+const schemaCacheSize = 1000
+
+func (c *JSONConverter) schemaJSON(s *connect.Schema) []byte {
+	c.cacheMu.Lock()
+	b, ok := c.schemaCache[s]
+	c.cacheMu.Unlock()
+	if ok {
+		return b
+	}
+	var buf bytes.Buffer
+	c.writeSchema(&buf, s, "")
+	b = buf.Bytes()
+	c.cacheMu.Lock()
+	if c.schemaCache == nil || len(c.schemaCache) >= schemaCacheSize {
+		c.schemaCache = make(map[*connect.Schema][]byte)
+	}
+	c.schemaCache[s] = b
+	c.cacheMu.Unlock()
+	return b
 }
 
 var _ connect.Converter = (*JSONConverter)(nil)
@@ -35,6 +64,7 @@ func NewJSONConverter() *JSONConverter { return &JSONConverter{SchemasEnable: tr
 // Configure reads schemas.enable (true|false) and decimal.format (BASE64|NUMERIC).
 func (c *JSONConverter) Configure(props map[string]string, _ bool) error {
 	c.SchemasEnable = true
+	c.schemaCache = nil
 	if v, ok := props["schemas.enable"]; ok {
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "true":
@@ -64,11 +94,16 @@ func (c *JSONConverter) FromConnect(_ string, s *connect.Schema, v any) ([]byte,
 	}
 	var b bytes.Buffer
 	if c.SchemasEnable {
+		var sj []byte
+		if s != nil {
+			sj = c.schemaJSON(s)
+		}
+		b.Grow(len(sj) + 512)
 		b.WriteString(`{"schema":`)
 		if s == nil {
 			b.WriteString("null")
 		} else {
-			c.writeSchema(&b, s, "")
+			b.Write(sj)
 		}
 		b.WriteString(`,"payload":`)
 	}

@@ -24,7 +24,7 @@ type EmbeddedBroker struct {
 }
 
 // StartEmbeddedBroker listens on listener (host:port) and persists under dataDir.
-func StartEmbeddedBroker(listener, dataDir string) (*EmbeddedBroker, error) {
+func StartEmbeddedBroker(listener, dataDir string, syncWrites bool) (*EmbeddedBroker, error) {
 	host, portStr, err := net.SplitHostPort(listener)
 	if err != nil {
 		return nil, fmt.Errorf("embedded.kafka.listener %q: %w", listener, err)
@@ -41,18 +41,21 @@ func StartEmbeddedBroker(listener, dataDir string) (*EmbeddedBroker, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := kfake.NewCluster(
+	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.Ports(port),
 		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
 			return net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
 		}),
 		kfake.DataDir(dir),
-		kfake.SyncWrites(),
 		kfake.ClusterID(id),
 		kfake.AllowAutoTopicCreation(),
 		kfake.DefaultNumPartitions(1),
-	)
+	}
+	if syncWrites {
+		opts = append(opts, kfake.SyncWrites())
+	}
+	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("embedded broker on %s: %w", listener, err)
 	}

@@ -154,6 +154,9 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
 		kgo.ProducerLinger(5*time.Millisecond),
 		kgo.MaxBufferedRecords(8192),
+		// A topic created just before its first record must not wait for
+		// kgo's default 5 s metadata refresh.
+		kgo.MetadataMinAge(250*time.Millisecond),
 	)
 	if err != nil {
 		h.Close()

@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"encoding/json"
+	"reflect"
 	"sync"
+	"unsafe"
 )
 
 // submittedRecords tracks records handed to the producer, per source
@@ -13,6 +15,11 @@ type submittedRecords struct {
 	mu      sync.Mutex
 	byPart  map[string]*partitionQueue
 	pending int
+
+	// Connectors usually pass the same partition map with every record:
+	// remember the last one so that its key is not re-encoded per record.
+	lastPart unsafe.Pointer
+	lastQ    *partitionQueue
 }
 
 type partitionQueue struct {
@@ -42,11 +49,16 @@ func partitionKey(p map[string]any) string {
 func (s *submittedRecords) submit(partition, offset map[string]any) *submittedRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	k := partitionKey(partition)
-	q := s.byPart[k]
-	if q == nil {
-		q = &partitionQueue{partition: partition}
-		s.byPart[k] = q
+	ptr := reflect.ValueOf(partition).UnsafePointer()
+	q := s.lastQ
+	if q == nil || ptr != s.lastPart {
+		k := partitionKey(partition)
+		q = s.byPart[k]
+		if q == nil {
+			q = &partitionQueue{partition: partition}
+			s.byPart[k] = q
+		}
+		s.lastPart, s.lastQ = ptr, q
 	}
 	r := &submittedRecord{q: q, offset: offset}
 	q.queue = append(q.queue, r)

@@ -29,7 +29,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 			}
 		}
 	} else {
-		b, err := StartEmbeddedBroker(cfg.Get("embedded.kafka.listener"), cfg.Get("data.dir"))
+		b, err := StartEmbeddedBroker(cfg.Get("embedded.kafka.listener"), cfg.Get("data.dir"), strings.EqualFold(cfg.Get("embedded.kafka.sync.writes"), "true"))
 		if err != nil {
 			return nil, err
 		}

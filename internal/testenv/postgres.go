@@ -92,7 +92,6 @@ max_replication_slots = 20
 max_wal_senders = 20
 max_connections = 100
 fsync = off
-synchronous_commit = off
 full_page_writes = off
 timezone = 'UTC'
 log_timezone = 'UTC'

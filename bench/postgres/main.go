@@ -1,0 +1,442 @@
+// Command postgres benchmarks the PostgreSQL connector end to end (the
+// connectd binary with its embedded broker and JsonConverter) against
+// references measured in the same run on the same database, as issue 3
+// asks: snapshot vs COPY ... TO STDOUT, streaming a backlog vs
+// pg_recvlogical (pgoutput), peak RSS of the connectd process, and the
+// commit-to-consumer latency at a fixed transaction rate.
+//
+//	go run ./bench/postgres [-rows 1000000] [-txns 200000] [-batched 1000000] [-rate 5000]
+//
+// It prints one line per measurement with the ratio to its reference.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/connectd/connectd/internal/testenv"
+	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+var (
+	bin     = flag.String("connectd", "bin/connectd", "connectd binary")
+	rows    = flag.Int("rows", 1_000_000, "rows in the snapshot table (10 columns)")
+	txns    = flag.Int("txns", 200_000, "single-row INSERT transactions in the streaming backlog")
+	batched = flag.Int("batched", 1_000_000, "rows in 100-row transactions in the second backlog")
+	rate    = flag.Int("rate", 5000, "transactions per second for the latency run")
+	latSecs = flag.Int("latency-seconds", 10, "duration of the latency run")
+)
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	ctx := context.Background()
+	pg, err := testenv.StartPostgres(ctx)
+	if err != nil {
+		return err
+	}
+	defer pg.Stop()
+	if err := pg.CreateDatabase(ctx, "bench"); err != nil {
+		return err
+	}
+	fmt.Printf("PostgreSQL 15 at %s, connectd %s\n", pg.DSN("bench"), *bin)
+	if *rows > 0 {
+		if err := benchSnapshot(ctx, pg); err != nil {
+			return fmt.Errorf("snapshot: %w", err)
+		}
+	}
+	if *txns > 0 {
+		if err := benchStream(ctx, pg, "single", *txns, 1); err != nil {
+			return fmt.Errorf("stream single: %w", err)
+		}
+	}
+	if *batched > 0 {
+		if err := benchStream(ctx, pg, "batched", *batched/100, 100); err != nil {
+			return fmt.Errorf("stream batched: %w", err)
+		}
+	}
+	if *rate > 0 {
+		if err := benchLatency(ctx, pg); err != nil {
+			return fmt.Errorf("latency: %w", err)
+		}
+	}
+	return nil
+}
+
+// ---- connectd process ----
+
+type daemon struct {
+	cmd   *exec.Cmd
+	rest  string
+	kafka string
+	dir   string
+	done  chan struct{}
+}
+
+func startDaemon(dir string) (*daemon, error) {
+	restPort, _ := testenv.FreePort()
+	kafkaPort, _ := testenv.FreePort()
+	d := &daemon{rest: fmt.Sprintf("http://127.0.0.1:%d", restPort), kafka: fmt.Sprintf("127.0.0.1:%d", kafkaPort), dir: dir, done: make(chan struct{})}
+	d.cmd = exec.Command(*bin, "-o", "listeners="+d.rest, "-o", "embedded.kafka.listener="+d.kafka, "-o", "data.dir="+dir, "-o", "offset.flush.interval.ms=1000")
+	logf, err := os.Create(filepath.Join(dir, "connectd.log"))
+	if err != nil {
+		return nil, err
+	}
+	d.cmd.Stdout, d.cmd.Stderr = logf, logf
+	if err := d.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { d.cmd.Wait(); close(d.done) }()
+	for i := 0; i < 600; i++ {
+		if resp, err := http.Get(d.rest + "/"); err == nil {
+			resp.Body.Close()
+			return d, nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	d.stop()
+	return nil, fmt.Errorf("connectd did not start; see %s", filepath.Join(dir, "connectd.log"))
+}
+
+func (d *daemon) stop() {
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	<-d.done
+}
+
+// peakRSS returns the process's VmHWM in MiB.
+func (d *daemon) peakRSS() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			kb, _ := strconv.Atoi(strings.Fields(l)[1])
+			return float64(kb) / 1024
+		}
+	}
+	return -1
+}
+
+func (d *daemon) create(name string, cfg map[string]string) error {
+	body, _ := json.Marshal(map[string]any{"name": name, "config": cfg})
+	resp, err := http.Post(d.rest+"/connectors", "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 201 {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("create connector: %s %s", resp.Status, b)
+	}
+	return nil
+}
+
+// waitCount polls the topic's end offsets until they sum to n.
+func (d *daemon) waitCount(topic string, n int64, timeout time.Duration) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafka), kgo.MetadataMinAge(20*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	deadline := time.Now().Add(timeout)
+	t0 := time.Now()
+	first := false
+	for {
+		ends, err := adm.ListEndOffsets(context.Background(), topic)
+		var sum int64
+		if err == nil {
+			ends.Each(func(o kadm.ListedOffset) {
+				if o.Err == nil {
+					sum += o.Offset
+				}
+			})
+		}
+		if sum > 0 && !first {
+			first = true
+			if os.Getenv("BENCH_DEBUG") != "" {
+				fmt.Printf("  first records of %s after %v\n", topic, time.Since(t0))
+			}
+		}
+		if sum >= n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s has %d of %d records after %s", topic, sum, n, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func connector(pg *testenv.Postgres, table, mode string) map[string]string {
+	return map[string]string{
+		"connector.class":   "io.debezium.connector.postgresql.PostgresConnector",
+		"database.hostname": pg.Host, "database.port": fmt.Sprint(pg.Port), "database.user": pg.User,
+		"database.dbname": "bench", "topic.prefix": "bench", "plugin.name": "pgoutput",
+		"table.include.list": "public." + table, "snapshot.mode": mode,
+		"publication.autocreate.mode": "filtered", "publication.name": "pub_" + table, "slot.name": "slot_" + table,
+	}
+}
+
+func report(name string, n int, d time.Duration, refName string, refD time.Duration, extra string) {
+	r := float64(n) / d.Seconds()
+	ref := float64(n) / refD.Seconds()
+	fmt.Printf("%-28s %9.0f rows/s  (%d rows in %.2fs)   %s: %9.0f rows/s   ratio %.2f   %s\n",
+		name, r, n, d.Seconds(), refName, ref, r/ref, extra)
+}
+
+// ---- snapshot ----
+
+func benchSnapshot(ctx context.Context, pg *testenv.Postgres) error {
+	err := pg.Exec(ctx, "bench", fmt.Sprintf(`
+CREATE TABLE snap_t (id bigint PRIMARY KEY, c_int int, c_big bigint, c_text text, c_vc varchar(64),
+  c_dbl double precision, c_num numeric(12,2), c_ts timestamp, c_tstz timestamptz, c_bool boolean);
+INSERT INTO snap_t SELECT g, g %% 1000, g::bigint * 7919, 'text value ' || g, 'vc' || (g %% 97), g / 3.0,
+  (g %% 100000) / 100.0, timestamp '2024-01-01' + g * interval '1 second',
+  timestamptz '2024-01-01 00:00:00+00' + g * interval '1 ms', g %% 2 = 0
+FROM generate_series(1, %d) g;
+ANALYZE snap_t;`, *rows))
+	if err != nil {
+		return err
+	}
+	conn, err := pg.Connect(ctx, "bench")
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if _, err := conn.PgConn().CopyTo(ctx, io.Discard, "COPY (SELECT * FROM snap_t) TO STDOUT"); err != nil {
+		return err
+	}
+	copyD := time.Since(start)
+	conn.Close(ctx)
+
+	dir, _ := os.MkdirTemp("", "connectd-bench-")
+	defer os.RemoveAll(dir)
+	d, err := startDaemon(dir)
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	start = time.Now()
+	if err := d.create("snap", connector(pg, "snap_t", "initial_only")); err != nil {
+		return err
+	}
+	if err := d.waitCount("bench.public.snap_t", int64(*rows), 20*time.Minute); err != nil {
+		return err
+	}
+	snapD := time.Since(start)
+	report("snapshot JSON", *rows, snapD, "COPY TO STDOUT", copyD, fmt.Sprintf("peak RSS %.0f MiB", d.peakRSS()))
+	return nil
+}
+
+// ---- streaming backlog ----
+
+func benchStream(ctx context.Context, pg *testenv.Postgres, name string, ntx, perTx int) error {
+	table := "stream_" + name
+	if err := pg.Exec(ctx, "bench", fmt.Sprintf(`
+CREATE TABLE %[1]s (id bigserial PRIMARY KEY, a int, b text, c double precision, d timestamptz);
+CREATE OR REPLACE PROCEDURE gen_%[1]s(ntx int, per int) LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..ntx LOOP
+    INSERT INTO %[1]s (a, b, c, d) SELECT i, 'row ' || i, i * 1.5, now() FROM generate_series(1, per);
+    COMMIT;
+  END LOOP;
+END $$;`, table)); err != nil {
+		return err
+	}
+	dir, _ := os.MkdirTemp("", "connectd-bench-")
+	defer os.RemoveAll(dir)
+	d, err := startDaemon(dir)
+	if err != nil {
+		return err
+	}
+	// The connector creates its slot (no_data) and is then stopped, so
+	// that the backlog accumulates behind it; the reference slot is made
+	// at the same moment.
+	if err := d.create("s", connector(pg, table, "no_data")); err != nil {
+		return err
+	}
+	if err := waitSlot(ctx, pg, "slot_"+table); err != nil {
+		return err
+	}
+	d.stop()
+	if err := pg.Exec(ctx, "bench", fmt.Sprintf(`SELECT pg_create_logical_replication_slot('ref_%s', 'pgoutput')`, table)); err != nil {
+		return err
+	}
+	genStart := time.Now()
+	if err := pg.Exec(ctx, "bench", fmt.Sprintf(`CALL gen_%s(%d, %d)`, table, ntx, perTx)); err != nil {
+		return err
+	}
+	genD := time.Since(genStart)
+	conn, err := pg.Connect(ctx, "bench")
+	if err != nil {
+		return err
+	}
+	var endLSN string
+	conn.QueryRow(ctx, `SELECT pg_current_wal_lsn()::text`).Scan(&endLSN)
+	conn.Close(ctx)
+	n := ntx * perTx
+
+	start := time.Now()
+	ref := exec.Command(filepath.Join(testenv.PGBinDir(), "pg_recvlogical"), "-h", pg.Host, "-p", fmt.Sprint(pg.Port), "-U", pg.User,
+		"-d", "bench", "--slot", "ref_"+table, "--start", "-o", "proto_version=1", "-o", "publication_names=pub_"+table,
+		"--endpos", endLSN, "-f", "/dev/null", "--no-loop")
+	if out, err := ref.CombinedOutput(); err != nil {
+		return fmt.Errorf("pg_recvlogical: %v: %s", err, out)
+	}
+	refD := time.Since(start)
+
+	d, err = startDaemon(dir)
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	start = time.Now()
+	if err := d.waitCount("bench.public."+table, int64(n), 20*time.Minute); err != nil {
+		return err
+	}
+	ourD := time.Since(start)
+	report(fmt.Sprintf("stream %d-row txns", perTx), n, ourD, "pg_recvlogical", refD,
+		fmt.Sprintf("peak RSS %.0f MiB; backlog made in %.1fs", d.peakRSS(), genD.Seconds()))
+	return nil
+}
+
+func waitSlot(ctx context.Context, pg *testenv.Postgres, slot string) error {
+	conn, err := pg.Connect(ctx, "bench")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	for i := 0; i < 600; i++ {
+		var n int
+		conn.QueryRow(ctx, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active`, slot).Scan(&n)
+		if n == 1 {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("slot %s never became active", slot)
+}
+
+// ---- latency ----
+
+// benchLatency commits single-row transactions at -rate per second and
+// measures, per event, consumer receive time minus source.ts_us (the
+// commit time): an upper bound of commit → Kafka acknowledgement.
+func benchLatency(ctx context.Context, pg *testenv.Postgres) error {
+	if err := pg.Exec(ctx, "bench", `CREATE TABLE lat_t (id bigserial PRIMARY KEY, v int)`); err != nil {
+		return err
+	}
+	dir, _ := os.MkdirTemp("", "connectd-bench-")
+	defer os.RemoveAll(dir)
+	d, err := startDaemon(dir)
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	if err := d.create("lat", connector(pg, "lat_t", "no_data")); err != nil {
+		return err
+	}
+	if err := waitSlot(ctx, pg, "slot_lat_t"); err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafka), kgo.ConsumeTopics("bench.public.lat_t"), kgo.AllowAutoTopicCreation(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(10*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	total := *rate * *latSecs
+	var mu sync.Mutex
+	var lat []time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(*latSecs+60)*time.Second)
+		defer cancel()
+		for {
+			fs := cl.PollFetches(cctx)
+			if cctx.Err() != nil {
+				return
+			}
+			now := time.Now()
+			fs.EachRecord(func(r *kgo.Record) {
+				var v struct {
+					Payload struct {
+						Source struct {
+							TsUs int64 `json:"ts_us"`
+						} `json:"source"`
+					} `json:"payload"`
+				}
+				if json.Unmarshal(r.Value, &v) == nil && v.Payload.Source.TsUs > 0 {
+					mu.Lock()
+					lat = append(lat, now.Sub(time.UnixMicro(v.Payload.Source.TsUs)))
+					mu.Unlock()
+				}
+			})
+			mu.Lock()
+			n := len(lat)
+			mu.Unlock()
+			if n >= total {
+				return
+			}
+		}
+	}()
+	// Two writer connections share the rate.
+	var wg sync.WaitGroup
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := pgx.Connect(ctx, pg.DSN("bench"))
+			if err != nil {
+				return
+			}
+			defer conn.Close(ctx)
+			interval := time.Duration(float64(time.Second) / (float64(*rate) / 2))
+			next := time.Now()
+			for i := 0; i < total/2; i++ {
+				if d := time.Until(next); d > 0 {
+					time.Sleep(d)
+				}
+				next = next.Add(interval)
+				conn.Exec(ctx, `INSERT INTO lat_t (v) VALUES ($1)`, i)
+			}
+		}()
+	}
+	wg.Wait()
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lat) == 0 {
+		return fmt.Errorf("no events received")
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	q := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
+	fmt.Printf("latency at %d tx/s            p50 %v  p99 %v  max %v  (%d events; commit → consumer, includes the consumer's fetch)   peak RSS %.0f MiB\n",
+		*rate, q(0.5).Round(100*time.Microsecond), q(0.99).Round(100*time.Microsecond), lat[len(lat)-1].Round(time.Millisecond), len(lat), d.peakRSS())
+	return nil
+}
