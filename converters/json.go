@@ -236,13 +236,13 @@ func (c *JSONConverter) writeValue(b *bytes.Buffer, s *connect.Schema, v any) er
 		if !ok {
 			return fmt.Errorf("json converter: %T is not a float", v)
 		}
-		b.WriteString(JavaFloat(float64(f), 32))
+		writeJavaFloat(b, float64(f), 32)
 	case connect.Float64:
 		f, ok := v.(float64)
 		if !ok {
 			return fmt.Errorf("json converter: %T is not a double", v)
 		}
-		b.WriteString(JavaFloat(f, 64))
+		writeJavaFloat(b, f, 64)
 	case connect.Boolean:
 		t, ok := v.(bool)
 		if !ok {
@@ -316,9 +316,9 @@ func writeSchemaless(b *bytes.Buffer, v any) error {
 	case bool:
 		b.WriteString(strconv.FormatBool(x))
 	case float64:
-		b.WriteString(JavaFloat(x, 64))
+		writeJavaFloat(b, x, 64)
 	case float32:
-		b.WriteString(JavaFloat(float64(x), 32))
+		writeJavaFloat(b, float64(x), 32)
 	case []byte:
 		writeBase64(b, x)
 	case map[string]any:
@@ -443,11 +443,25 @@ func writeString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 }
 
+// writeJavaFloat writes a JSON number as Jackson does; NaN and infinities
+// are written as strings ("NaN", "Infinity", "-Infinity": Jackson's
+// WRITE_NAN_AS_STRINGS default, observed in Debezium 3.6.1 output,
+// testdata/debezium/pg_types_default.jsonl table num_special).
+func writeJavaFloat(b *bytes.Buffer, f float64, bits int) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		b.WriteByte('"')
+		b.WriteString(JavaFloat(f, bits))
+		b.WriteByte('"')
+		return
+	}
+	b.WriteString(JavaFloat(f, bits))
+}
+
 // JavaFloat formats f as Java's Double.toString (bits=64) or Float.toString
 // (bits=32), which Jackson uses for JSON numbers: plain notation with at
 // least one fraction digit for 1e-3 <= |f| < 1e7, otherwise d.dddE±n.
-// NaN and infinities are written as Jackson does by default (NaN,
-// Infinity, -Infinity; not valid JSON, as in the reference).
+// NaN and infinities are spelled NaN, Infinity, -Infinity (JSON output
+// quotes them, see writeJavaFloat).
 func JavaFloat(f float64, bits int) string {
 	switch {
 	case math.IsNaN(f):

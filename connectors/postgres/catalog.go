@@ -12,8 +12,9 @@ import (
 
 // loadTable reads a table's columns (attnum order, without dropped and
 // generated columns, which pgoutput does not send either), nullability,
-// defaults and primary key from the catalog.
-func loadTable(ctx context.Context, conn *pgx.Conn, schema, name string) (*relational.Table, error) {
+// defaults and primary key from the catalog. Defaults are converted with tm,
+// whose type registry is refreshed if a column has a type it does not know.
+func loadTable(ctx context.Context, conn *pgx.Conn, tm *typeMapper, schema, name string) (*relational.Table, error) {
 	rows, err := conn.Query(ctx, `
 SELECT a.attname, a.attnum, t.typname, a.atttypid, a.atttypmod, NOT a.attnotnull,
        COALESCE(pg_get_expr(d.adbin, d.adrelid), '')
@@ -28,6 +29,7 @@ ORDER BY a.attnum`, schema, name)
 		return nil, fmt.Errorf("postgres: read columns of %s.%s: %w", schema, name, err)
 	}
 	t := &relational.Table{Schema: schema, Name: name}
+	var defaults []string
 	for rows.Next() {
 		var c relational.Column
 		var oid uint32
@@ -37,13 +39,19 @@ ORDER BY a.attnum`, schema, name)
 			return nil, err
 		}
 		c.Position, c.TypeOID = int(pos), oid
-		if def != "" {
-			c.Default = parseDefault(c, def)
-		}
 		t.Columns = append(t.Columns, c)
+		defaults = append(defaults, def)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: read columns of %s.%s: %w", schema, name, err)
+	}
+	if err := tm.ensureTypes(ctx, conn, t.Columns); err != nil {
+		return nil, err
+	}
+	for i, def := range defaults {
+		if def != "" {
+			t.Columns[i].Default = tm.parseDefault(t.Columns[i], def)
+		}
 	}
 	if len(t.Columns) == 0 {
 		return nil, fmt.Errorf("postgres: table %s.%s not found", schema, name)

@@ -29,7 +29,53 @@ const (
 	KeyMaxQueueSize           = "max.queue.size"
 	KeyPollIntervalMs         = "poll.interval.ms"
 	KeyStatusUpdateIntervalMs = "status.update.interval.ms"
+
+	KeyDecimalHandlingMode     = "decimal.handling.mode"
+	KeyTimePrecisionMode       = "time.precision.mode"
+	KeyBinaryHandlingMode      = "binary.handling.mode"
+	KeyIntervalHandlingMode    = "interval.handling.mode"
+	KeyHstoreHandlingMode      = "hstore.handling.mode"
+	KeyMoneyFractionDigits     = "money.fraction.digits"
+	KeyIncludeUnknownDataTypes = "include.unknown.datatypes"
 )
+
+// Values of the type handling modes, as Debezium 3.6 spells them.
+const (
+	decimalPrecise = "precise"
+	decimalDouble  = "double"
+	decimalString  = "string"
+
+	timeAdaptive       = "adaptive"
+	timeAdaptiveMicros = "adaptive_time_microseconds"
+	timeConnect        = "connect"
+	timeIsoString      = "isostring"
+	timeMicroseconds   = "microseconds"
+	timeNanoseconds    = "nanoseconds"
+
+	binaryBytes     = "bytes"
+	binaryBase64    = "base64"
+	binaryBase64URL = "base64-url-safe"
+	binaryHex       = "hex"
+
+	intervalNumeric = "numeric"
+	intervalString  = "string"
+
+	hstoreJSON = "json"
+	hstoreMap  = "map"
+)
+
+// handling is how column values are represented (the *.handling.mode,
+// time.precision.mode, money.fraction.digits and include.unknown.datatypes
+// keys).
+type handling struct {
+	decimal, time, binary, interval, hstore string
+	moneyDigits                             int
+	includeUnknown                          bool
+}
+
+// defaultHandling is Debezium's default for every mode.
+var defaultHandling = handling{decimal: decimalPrecise, time: timeAdaptive, binary: binaryBytes,
+	interval: intervalNumeric, hstore: hstoreJSON, moneyDigits: 2}
 
 // Snapshot modes this connector implements (snapshot.mode).
 const (
@@ -129,7 +175,32 @@ var configDef = connect.NewConfigDef().
 	Define(connect.ConfigKey{Name: KeyPollIntervalMs, Type: connect.TypeLong, Default: connect.Str("500"), Importance: connect.Medium, Group: "Connector",
 		Doc: "Time in ms a poll waits for records before returning none.", Validator: positiveInt}).
 	Define(connect.ConfigKey{Name: KeyStatusUpdateIntervalMs, Type: connect.TypeInt, Default: connect.Str("10000"), Importance: connect.Low, Group: "Replication",
-		Doc: "Interval in ms between standby status updates sent to the server.", Validator: positiveInt})
+		Doc: "Interval in ms between standby status updates sent to the server.", Validator: positiveInt}).
+	Define(connect.ConfigKey{Name: KeyDecimalHandlingMode, Type: connect.TypeString, Default: connect.Str(decimalPrecise), Importance: connect.Medium, Group: "Connector",
+		Allowed: []string{decimalPrecise, decimalDouble, decimalString},
+		Doc:     "How numeric and money values are represented: precise (org.apache.kafka.connect.data.Decimal; io.debezium.data.VariableScaleDecimal for numeric without scale; NaN and Infinity become null), double (may lose precision; NaN and Infinity kept), string (plain text; NaN as NAN, Infinity as POSITIVE_INFINITY / NEGATIVE_INFINITY)."}).
+	Define(connect.ConfigKey{Name: KeyTimePrecisionMode, Type: connect.TypeString, Default: connect.Str(timeAdaptive), Importance: connect.Medium, Group: "Connector",
+		Allowed: []string{timeAdaptive, timeAdaptiveMicros, timeConnect, timeIsoString, timeMicroseconds, timeNanoseconds},
+		Doc:     "How date, time and timestamp values are represented: adaptive (by column precision: io.debezium.time.Date, Time/MicroTime, Timestamp/MicroTimestamp), adaptive_time_microseconds (time always MicroTime), connect (Kafka Connect's Date, Time, Timestamp in ms), isostring (ISO-8601 strings IsoDate, IsoTime, IsoTimestamp), microseconds (MicroTime, MicroTimestamp), nanoseconds (NanoTime, NanoTimestamp). timetz and timestamptz are always ZonedTime / ZonedTimestamp."}).
+	Define(connect.ConfigKey{Name: KeyBinaryHandlingMode, Type: connect.TypeString, Default: connect.Str(binaryBytes), Importance: connect.Low, Group: "Connector",
+		Allowed: []string{binaryBytes, binaryBase64, binaryBase64URL, binaryHex},
+		Doc:     "How bytea values are represented: bytes, or a string in base64, base64-url-safe or hex."}).
+	Define(connect.ConfigKey{Name: KeyIntervalHandlingMode, Type: connect.TypeString, Default: connect.Str(intervalNumeric), Importance: connect.Medium, Group: "Connector",
+		Allowed: []string{intervalNumeric, intervalString},
+		Doc:     "How interval values are represented: numeric (io.debezium.time.MicroDuration, microseconds with 365.25/12-day months) or string (io.debezium.time.Interval, ISO-8601 P<y>Y<m>M<d>DT<h>H<m>M<s>S)."}).
+	Define(connect.ConfigKey{Name: KeyHstoreHandlingMode, Type: connect.TypeString, Default: connect.Str(hstoreJSON), Importance: connect.Low, Group: "Connector",
+		Allowed: []string{hstoreJSON, hstoreMap},
+		Doc:     "How hstore values are represented: json (io.debezium.data.Json string) or map (map of string to optional string)."}).
+	Define(connect.ConfigKey{Name: KeyMoneyFractionDigits, Type: connect.TypeInt, Default: connect.Str("2"), Importance: connect.Medium, Group: "Connector",
+		Doc: "Number of fraction digits of money values (the Decimal scale under decimal.handling.mode=precise).",
+		Validator: func(v string) string {
+			if n, _ := strconv.Atoi(v); n < 0 || n > 32767 {
+				return "must be between 0 and 32767"
+			}
+			return ""
+		}}).
+	Define(connect.ConfigKey{Name: KeyIncludeUnknownDataTypes, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+		Doc: "Whether columns of types Debezium has no mapping for (tsquery, pg_lsn, line, box, …) are emitted, as bytes of their text representation, instead of being left out."})
 
 func normalizeSnapshotMode(v string) (string, bool) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
@@ -167,6 +238,7 @@ type config struct {
 	maxBatchSize, maxQueueSize   int
 	pollIntervalMs               int
 	statusUpdateIntervalMs       int
+	handling                     handling
 }
 
 // ConfigError lists every invalid key of a configuration.
@@ -206,6 +278,15 @@ func parseConfig(cfg map[string]string) (*config, error) {
 		pollIntervalMs: p.Int(KeyPollIntervalMs), statusUpdateIntervalMs: p.Int(KeyStatusUpdateIntervalMs),
 	}
 	c.snapshotMode, _ = normalizeSnapshotMode(p.String(KeySnapshotMode))
+	c.handling = handling{
+		decimal:        strings.ToLower(p.String(KeyDecimalHandlingMode)),
+		time:           strings.ToLower(p.String(KeyTimePrecisionMode)),
+		binary:         strings.ToLower(p.String(KeyBinaryHandlingMode)),
+		interval:       strings.ToLower(p.String(KeyIntervalHandlingMode)),
+		hstore:         strings.ToLower(p.String(KeyHstoreHandlingMode)),
+		moneyDigits:    p.Int(KeyMoneyFractionDigits),
+		includeUnknown: p.Bool(KeyIncludeUnknownDataTypes),
+	}
 	for _, pat := range p.List(KeyTableIncludeList) {
 		// Debezium matches the whole identifier (Pattern.matcher(...).matches()).
 		c.include = append(c.include, regexp.MustCompile(`^(?:`+pat+`)$`))

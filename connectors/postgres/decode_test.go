@@ -3,7 +3,6 @@ package postgres
 import (
 	"encoding/binary"
 	"testing"
-	"time"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/relational"
@@ -129,7 +128,7 @@ func TestTextConversions(t *testing.T) {
 	if got := sequence(nil, i64(5)); got != `[null,"5"]` {
 		t.Errorf("sequence = %s", got)
 	}
-	if got := formatZoned(time.Unix(0, 0), 6); got != "1970-01-01T00:00:00.000000Z" {
+	if got := formatZonedTimestamp(0, 6); got != "1970-01-01T00:00:00.000000Z" {
 		t.Errorf("zoned = %s", got)
 	}
 }

@@ -361,6 +361,13 @@ func TestValidationNamesKey(t *testing.T) {
 		"max.batch.size":              "0",
 		"table.include.list":          "(",
 		"tombstones.on.delete":        "maybe",
+		"decimal.handling.mode":       "exact",
+		"time.precision.mode":         "millis",
+		"binary.handling.mode":        "base32",
+		"interval.handling.mode":      "iso",
+		"hstore.handling.mode":        "xml",
+		"money.fraction.digits":       "-1",
+		"include.unknown.datatypes":   "maybe",
 	}
 	for k, v := range cases {
 		cfg := map[string]string{}

@@ -17,16 +17,29 @@ type tableSchema struct {
 	key      *connect.Schema // nil for a table without primary key
 	value    *connect.Schema // "<topic>.Value", optional
 	envelope *connect.Schema
-	cols     []colType
-	keyIdx   []int
+	cols     []colType // per table column; omitted ones have omit set
+	fields   int       // number of value fields (columns not omitted)
+	keyIdx   []int     // value field index of each key column
 }
 
-func newTableSchema(prefix string, t *relational.Table) *tableSchema {
+// newTableSchema maps every column with tm. Columns of a type Debezium does
+// not know are left out of the value (include.unknown.datatypes=false).
+func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSchema {
+	if tm == nil {
+		tm = &typeMapper{h: defaultHandling}
+	}
 	ts := &tableSchema{table: t, topic: prefix + "." + t.Schema + "." + t.Name}
 	vb := connect.StructSchema().Name(ts.topic + ".Value").Optional()
-	for _, c := range t.Columns {
-		ct := mapColumn(c)
+	fieldOf := make([]int, len(t.Columns))
+	for i, c := range t.Columns {
+		ct := tm.column(c)
 		ts.cols = append(ts.cols, ct)
+		fieldOf[i] = -1
+		if ct.omit {
+			continue
+		}
+		fieldOf[i] = ts.fields
+		ts.fields++
 		vb.Field(c.Name, ct.schema)
 	}
 	ts.value = vb.Build()
@@ -34,8 +47,8 @@ func newTableSchema(prefix string, t *relational.Table) *tableSchema {
 		kb := connect.StructSchema().Name(ts.topic + ".Key")
 		for _, k := range t.PrimaryKey {
 			for i, c := range t.Columns {
-				if c.Name == k {
-					ts.keyIdx = append(ts.keyIdx, i)
+				if c.Name == k && fieldOf[i] >= 0 {
+					ts.keyIdx = append(ts.keyIdx, fieldOf[i])
 					kb.Field(c.Name, ts.cols[i].schema)
 				}
 			}
@@ -62,20 +75,24 @@ func (ts *tableSchema) convert(cells []cell) ([]any, error) {
 	if len(cells) != len(ts.cols) {
 		return nil, fmt.Errorf("postgres: %s: row has %d columns, schema has %d", ts.table.ID(), len(cells), len(ts.cols))
 	}
-	out := make([]any, len(cells))
+	out := make([]any, ts.fields)
+	j := 0
 	for i, c := range cells {
-		ct := ts.cols[i]
+		ct := &ts.cols[i]
+		if ct.omit {
+			continue
+		}
 		switch {
 		case c.unchanged && ct.stringy:
-			out[i] = unavailableValue
+			out[j] = unavailableValue
 		case c.unchanged && ct.bytesy:
-			out[i] = []byte(unavailableValue)
+			out[j] = []byte(unavailableValue)
 		case c.null || c.unchanged:
 			if !ct.schema.Optional {
 				if ct.schema.Default != nil {
-					out[i] = ct.schema.Default
+					out[j] = ct.schema.Default
 				} else {
-					out[i] = ct.fallback
+					out[j] = ct.fallback
 				}
 			}
 		default:
@@ -83,8 +100,9 @@ func (ts *tableSchema) convert(cells []cell) ([]any, error) {
 			if err != nil {
 				return nil, fmt.Errorf("postgres: %s.%s: %w", ts.table.ID(), ts.table.Columns[i].Name, err)
 			}
-			out[i] = v
+			out[j] = v
 		}
+		j++
 	}
 	return out, nil
 }

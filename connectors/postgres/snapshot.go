@@ -62,11 +62,11 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 		return t.emit(ctx, r, nil)
 	}
 	for ti, tb := range tables {
-		table, err := loadTable(ctx, t.conn, tb[0], tb[1])
+		table, err := loadTable(ctx, t.conn, t.types, tb[0], tb[1])
 		if err != nil {
 			return err
 		}
-		sch := newTableSchema(t.cfg.topicPrefix, table)
+		sch := newTableSchema(t.cfg.topicPrefix, table, t.types)
 		cols := make([]string, len(table.Columns))
 		for i, c := range table.Columns {
 			cols[i] = pgx.Identifier{c.Name}.Sanitize()

@@ -196,7 +196,7 @@ func (s *streamer) relation(ctx context.Context, rel *pglogrepl.RelationMessage)
 	if old := s.schemas[rel.RelationID]; old != nil && sameShape(old.table.Columns, cols) {
 		return nil
 	}
-	cat, err := loadTable(ctx, s.t.conn, rel.Namespace, rel.RelationName)
+	cat, err := loadTable(ctx, s.t.conn, s.t.types, rel.Namespace, rel.RelationName)
 	if err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func (s *streamer) relation(ctx context.Context, rel *pglogrepl.RelationMessage)
 			table.PrimaryKey = append(table.PrimaryKey, k)
 		}
 	}
-	s.schemas[rel.RelationID] = newTableSchema(s.t.cfg.topicPrefix, table)
+	s.schemas[rel.RelationID] = newTableSchema(s.t.cfg.topicPrefix, table, s.t.types)
 	return nil
 }
 

@@ -31,6 +31,7 @@ import (
 type Task struct {
 	cfg       *config
 	partition map[string]any
+	types     *typeMapper // type mapping under the configured modes; reader goroutine only
 	now       func() time.Time
 
 	conn    *pgx.Conn      // catalog, publication, snapshot
@@ -133,6 +134,10 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 			}
 			prev = &o
 		}
+	}
+	t.types = &typeMapper{h: t.cfg.handling, reg: &typeRegistry{}}
+	if err := t.types.reg.load(ctx, t.conn); err != nil {
+		return err
 	}
 	if err := t.ensurePublication(ctx); err != nil {
 		return err
