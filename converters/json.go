@@ -33,6 +33,7 @@ type JSONConverter struct {
 	// record into one copy.
 	cacheMu     sync.Mutex
 	schemaCache map[*connect.Schema][]byte
+	lastSize    int // size of the last record written: the next buffer's capacity
 }
 
 const schemaCacheSize = 1000
@@ -98,7 +99,10 @@ func (c *JSONConverter) FromConnect(_ string, s *connect.Schema, v any) ([]byte,
 		if s != nil {
 			sj = c.schemaJSON(s)
 		}
-		b.Grow(len(sj) + 512)
+		c.cacheMu.Lock()
+		size := c.lastSize
+		c.cacheMu.Unlock()
+		b.Grow(max(size+size/8, len(sj)+512))
 		b.WriteString(`{"schema":`)
 		if s == nil {
 			b.WriteString("null")
@@ -112,6 +116,9 @@ func (c *JSONConverter) FromConnect(_ string, s *connect.Schema, v any) ([]byte,
 	}
 	if c.SchemasEnable {
 		b.WriteByte('}')
+		c.cacheMu.Lock()
+		c.lastSize = b.Len()
+		c.cacheMu.Unlock()
 	}
 	return b.Bytes(), nil
 }
@@ -396,6 +403,21 @@ const hexUpper = "0123456789ABCDEF"
 // others as \u00XX); non-ASCII is written as UTF-8.
 func writeString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
+	// Fast path: most strings need no escaping at all.
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0xf0 {
+			// 0xf0.. start 4-byte sequences, written as escaped
+			// surrogate pairs: take the slow path.
+			clean = false
+			break
+		}
+	}
+	if clean && utf8.ValidString(s) {
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/converters"
@@ -221,8 +222,24 @@ func TestTypesGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer func() {
-				exec(t, pg, "postgres", `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE NOT active`)
-				exec(t, pg, "postgres", `DROP DATABASE types`)
+				// The walsender of the stopped task may still hold the
+				// slot for a moment: end it, then drop slot and database.
+				exec(t, pg, "postgres", `SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE database = 'types' AND active`)
+				deadline := time.Now().Add(15 * time.Second)
+				for {
+					exec(t, pg, "postgres", `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = 'types' AND NOT active`)
+					var left int
+					c, err := pg.Connect(context.Background(), "postgres")
+					if err == nil {
+						c.QueryRow(context.Background(), `SELECT count(*) FROM pg_replication_slots WHERE database = 'types'`).Scan(&left)
+						c.Close(context.Background())
+					}
+					if left == 0 || time.Now().After(deadline) {
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+				exec(t, pg, "postgres", `DROP DATABASE types WITH (FORCE)`)
 			}()
 			execScript(t, pg, "types", typesSQL)
 			want := readGoldenLines(t, "../../testdata/debezium/pg_types_"+mode+".jsonl")
