@@ -44,6 +44,18 @@ type ConfigKey struct {
 	Allowed []string
 	// Validator, when set, returns a message for an invalid value.
 	Validator func(v string) string
+
+	// DisplayName, Width, OrderInGroup and Dependents are ConfigDef.ConfigKey's
+	// UI metadata, served by GET /connector-plugins/{p}/config and the
+	// validate endpoint. Zero values mean Kafka's defaults: the key's name,
+	// "NONE", the key's position in its group (-1 without a group), none.
+	DisplayName  string
+	Width        string // NONE, SHORT, MEDIUM, LONG
+	OrderInGroup int
+	Dependents   []string
+	// Recommended, when set, lists the recommended values shown in the
+	// validate response (ConfigDef.Recommender); Allowed is used otherwise.
+	Recommended []string
 }
 
 // ConfigError is a problem with one key's value.

@@ -1,6 +1,9 @@
 package connect
 
-import "context"
+import (
+	"context"
+	"log/slog"
+)
 
 // Connector is the part common to source and sink connectors
 // (org.apache.kafka.connect.connector.Connector).
@@ -65,4 +68,27 @@ type Converter interface {
 	// FromConnect serialises value v of schema s for topic. A nil schema and
 	// nil value give nil bytes (a tombstone).
 	FromConnect(topic string, s *Schema, v any) ([]byte, error)
+}
+
+// OffsetAlterer is implemented by source connectors that manage offsets
+// outside the offsets topic, as SourceConnector.alterOffsets (KIP-875).
+// AlterOffsets is called before the worker writes offsets (nil offset =
+// reset) for a STOPPED connector; it returns true when the connector has
+// applied the change itself. Connectors that do not implement it leave
+// the offsets to the framework (Kafka Connect's default returns false).
+type OffsetAlterer interface {
+	AlterOffsets(cfg map[string]string, offsets []PartitionOffset) (bool, error)
+}
+
+// PartitionOffset is one source partition and its offset (nil = reset).
+type PartitionOffset struct {
+	Partition map[string]any
+	Offset    map[string]any
+}
+
+// TaskLogger is implemented by the SourceTaskContext of workers that give
+// tasks a logger named after the connector class (for Debezium connectors,
+// under "io.debezium"), whose level follows PUT /admin/loggers.
+type TaskLogger interface {
+	Logger() *slog.Logger
 }

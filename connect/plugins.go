@@ -7,6 +7,7 @@ import "sort"
 type Plugins struct {
 	sources map[string]func() SourceConnector
 	aliases map[string]string
+	others  map[string][]PluginDesc
 }
 
 // NewPlugins returns an empty plugin set.

@@ -45,13 +45,14 @@ func TestMain(m *testing.M) {
 
 // daemon is one connectd process.
 type daemon struct {
-	t       *testing.T
-	cmd     *exec.Cmd
-	dataDir string
-	rest    string // http://host:port
-	kafka   string // host:port
-	log     *syncBuffer
-	exited  chan struct{}
+	t              *testing.T
+	cmd            *exec.Cmd
+	dataDir        string
+	rest           string // http://host:port
+	kafka          string // host:port
+	schemaRegistry string // host:port of the embedded schema registry
+	log            *syncBuffer
+	exited         chan struct{}
 }
 
 type syncBuffer struct {
@@ -82,7 +83,7 @@ func freeAddr(t *testing.T) string {
 
 // newDaemon prepares (does not start) a daemon with its own data dir and ports.
 func newDaemon(t *testing.T) *daemon {
-	return &daemon{t: t, dataDir: t.TempDir(), rest: "http://" + freeAddr(t), kafka: freeAddr(t)}
+	return &daemon{t: t, dataDir: t.TempDir(), rest: "http://" + freeAddr(t), kafka: freeAddr(t), schemaRegistry: freeAddr(t)}
 }
 
 func (d *daemon) start() {
@@ -92,6 +93,7 @@ func (d *daemon) start() {
 		"-o", "listeners="+d.rest,
 		"-o", "embedded.kafka.listener="+d.kafka,
 		"-o", "data.dir="+d.dataDir,
+		"-o", "schema.registry.listener="+d.schemaRegistry,
 		"-o", "offset.flush.interval.ms=500")
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {

@@ -189,3 +189,7 @@ func normalize(m map[string]any) map[string]any {
 	}
 	return m
 }
+
+// ReadToEnd waits until every offset written before the call has been read
+// (so that Partitions sees writes by other workers).
+func (s *KafkaStore) ReadToEnd(ctx context.Context) error { return s.log.ReadToEnd(ctx) }

@@ -4,13 +4,13 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"sort"
 	"strings"
 	"time"
 
@@ -50,12 +50,29 @@ func New(w *runtime.Worker, plugins *connect.Plugins) *Server {
 	e.GET("/connectors", s.listConnectors)
 	e.POST("/connectors", s.createConnector)
 	e.GET("/connectors/:name", s.getConnector)
-	e.GET("/connectors/:name/config", s.getConfig)
-	e.GET("/connectors/:name/status", s.getStatus)
-	e.GET("/connectors/:name/tasks", s.getTasks)
-	e.POST("/connectors/:name/restart", s.restart)
 	e.DELETE("/connectors/:name", s.deleteConnector)
+	e.GET("/connectors/:name/config", s.getConfig)
+	e.PUT("/connectors/:name/config", s.putConfig)
+	e.PATCH("/connectors/:name/config", s.patchConfig)
+	e.GET("/connectors/:name/status", s.getStatus)
+	e.POST("/connectors/:name/restart", s.restart)
+	e.PUT("/connectors/:name/pause", s.pause)
+	e.PUT("/connectors/:name/resume", s.resume)
+	e.PUT("/connectors/:name/stop", s.stop)
+	e.GET("/connectors/:name/tasks", s.getTasks)
+	e.GET("/connectors/:name/tasks/:task/status", s.getTaskStatus)
+	e.POST("/connectors/:name/tasks/:task/restart", s.restartTask)
+	e.GET("/connectors/:name/topics", s.getTopics)
+	e.PUT("/connectors/:name/topics/reset", s.resetTopics)
+	e.GET("/connectors/:name/offsets", s.getOffsets)
+	e.PATCH("/connectors/:name/offsets", s.alterOffsets)
+	e.DELETE("/connectors/:name/offsets", s.resetOffsets)
 	e.GET("/connector-plugins", s.listPlugins)
+	e.GET("/connector-plugins/:plugin/config", s.pluginConfig)
+	e.PUT("/connector-plugins/:plugin/config/validate", s.validateConfig)
+	e.GET("/admin/loggers", s.listLoggers)
+	e.GET("/admin/loggers/:logger", s.getLogger)
+	e.PUT("/admin/loggers/:logger", s.setLogger)
 	return s
 }
 
@@ -104,7 +121,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		if m, ok := he.Message.(string); ok && he.Code != http.StatusNotFound && he.Code != http.StatusMethodNotAllowed {
 			msg = m
 		}
-	case errors.As(err, &nf):
+	case errors.As(err, &nf), errors.Is(err, runtime.ErrNotFound):
 		code = http.StatusNotFound
 	case errors.As(err, &ci), errors.As(err, &br):
 		code = http.StatusBadRequest
@@ -112,11 +129,23 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		code = http.StatusConflict
 		msg = strings.TrimSuffix(msg, ": "+runtime.ErrAlreadyExists.Error())
 	}
-	c.JSON(code, ErrorBody{ErrorCode: code, Message: msg})
+	writeJSON(c, code, ErrorBody{ErrorCode: code, Message: msg})
+}
+
+// writeJSON writes v as Jackson does for Kafka Connect: no HTML escaping,
+// no trailing newline.
+func writeJSON(c echo.Context, code int, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return c.Blob(code, echo.MIMEApplicationJSON, bytes.TrimRight(b.Bytes(), "\n"))
 }
 
 func (s *Server) root(c echo.Context) error {
-	return c.JSON(http.StatusOK, struct {
+	return writeJSON(c, http.StatusOK, struct {
 		Version        string `json:"version"`
 		Commit         string `json:"commit"`
 		KafkaClusterID string `json:"kafka_cluster_id"`
@@ -174,7 +203,7 @@ func (s *Server) listConnectors(c echo.Context) error {
 	names := h.Connectors()
 	expand := c.QueryParams()["expand"]
 	if len(expand) == 0 {
-		return c.JSON(http.StatusOK, names)
+		return writeJSON(c, http.StatusOK, names)
 	}
 	out := map[string]map[string]any{}
 	for _, n := range names {
@@ -193,12 +222,13 @@ func (s *Server) listConnectors(c echo.Context) error {
 		}
 		out[n] = m
 	}
-	return c.JSON(http.StatusOK, out)
+	return writeJSON(c, http.StatusOK, out)
 }
 
 type createRequest struct {
-	Name   string            `json:"name"`
-	Config map[string]string `json:"config"`
+	Name         string            `json:"name"`
+	Config       map[string]string `json:"config"`
+	InitialState string            `json:"initial_state"` // KIP-980: RUNNING, PAUSED, STOPPED
 }
 
 func (s *Server) createConnector(c echo.Context) error {
@@ -219,12 +249,24 @@ func (s *Server) createConnector(c echo.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 90*time.Second)
 	defer cancel()
-	info, err := s.worker.Herder.CreateConnector(ctx, name, req.Config)
+	initial := ""
+	switch strings.ToUpper(req.InitialState) {
+	case "":
+	case "RUNNING":
+		initial = runtime.TargetStarted
+	case "PAUSED":
+		initial = runtime.TargetPaused
+	case "STOPPED":
+		initial = runtime.TargetStopped
+	default:
+		return &runtime.BadRequestError{Msg: "Invalid initial_state " + req.InitialState + "; valid values are RUNNING, PAUSED, STOPPED"}
+	}
+	info, _, err := s.worker.Herder.PutConnectorConfig(ctx, name, req.Config, false, initial)
 	if err != nil {
 		return err
 	}
 	c.Response().Header().Set("Location", "/connectors/"+name)
-	return c.JSON(http.StatusCreated, infoBody(info))
+	return writeJSON(c, http.StatusCreated, infoBody(info))
 }
 
 func (s *Server) getConnector(c echo.Context) error {
@@ -232,7 +274,7 @@ func (s *Server) getConnector(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, infoBody(info))
+	return writeJSON(c, http.StatusOK, infoBody(info))
 }
 
 func (s *Server) getConfig(c echo.Context) error {
@@ -240,7 +282,7 @@ func (s *Server) getConfig(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, info.Config)
+	return writeJSON(c, http.StatusOK, info.Config)
 }
 
 func (s *Server) getStatus(c echo.Context) error {
@@ -248,39 +290,7 @@ func (s *Server) getStatus(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, statusOf(st))
-}
-
-func (s *Server) getTasks(c echo.Context) error {
-	info, err := s.worker.Herder.ConnectorInfo(c.Param("name"))
-	if err != nil {
-		return err
-	}
-	type taskBody struct {
-		ID     taskIDBody        `json:"id"`
-		Config map[string]string `json:"config"`
-	}
-	out := []taskBody{}
-	for _, t := range info.Tasks {
-		out = append(out, taskBody{ID: taskIDBody{t.Connector, t.Task}, Config: info.Config})
-	}
-	return c.JSON(http.StatusOK, out)
-}
-
-// restart serves POST /connectors/{name}/restart. This slice always
-// restarts the connector with its tasks (includeTasks=true semantics),
-// honouring onlyFailed, and answers 202 with the status body (KIP-745).
-func (s *Server) restart(c echo.Context) error {
-	name := c.Param("name")
-	onlyFailed := c.QueryParam("onlyFailed") == "true"
-	if err := s.worker.Herder.RestartConnector(c.Request().Context(), name, onlyFailed); err != nil {
-		return err
-	}
-	st, err := s.worker.Herder.ConnectorStatus(name)
-	if err != nil {
-		return err
-	}
-	return c.JSON(http.StatusAccepted, statusOf(st))
+	return writeJSON(c, http.StatusOK, statusOf(st))
 }
 
 func (s *Server) deleteConnector(c echo.Context) error {
@@ -290,19 +300,4 @@ func (s *Server) deleteConnector(c echo.Context) error {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
-}
-
-func (s *Server) listPlugins(c echo.Context) error {
-	type pluginBody struct {
-		Class   string `json:"class"`
-		Type    string `json:"type"`
-		Version string `json:"version"`
-	}
-	out := []pluginBody{}
-	for _, cl := range s.plugins.SourceClasses() {
-		f, _, _ := s.plugins.Source(cl)
-		out = append(out, pluginBody{Class: cl, Type: "source", Version: f().Version()})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Class < out[j].Class })
-	return c.JSON(http.StatusOK, out)
 }

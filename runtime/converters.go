@@ -31,6 +31,8 @@ func newConverter(worker WorkerConfig, conn map[string]string, isKey bool) (conn
 	switch class {
 	case converters.JSONConverterClass, "JsonConverter":
 		conv = converters.NewJSONConverter()
+	case converters.AvroConverterClass, "AvroConverter":
+		conv = converters.NewAvroConverter() // its registry client comes from props (schema.registry.url, basic.auth.*)
 	default:
 		return nil, fmt.Errorf("Invalid value %s for configuration %s: Class %s could not be found.", class, prefix, class)
 	}

@@ -10,4 +10,12 @@
 // committable offsets and only then calls SourceTask.Commit, so a source
 // confirms a position upstream only after Kafka acknowledged every record
 // up to it and the offset is durable (DESIGN.md section 3, invariant 1).
+//
+// Target states (config topic target-state-<c>, Kafka Connect's format):
+// STARTED runs the tasks; PAUSED keeps them started but parks their poll
+// loops (pause.go), so they resume where they were; STOPPED (KIP-875) is
+// written together with an empty task set, shuts the tasks down after a
+// final offset flush, and is the only state in which offsets may be
+// altered or reset. Task configs take effect on their commit record only;
+// tasks restart when their committed configs change.
 package runtime

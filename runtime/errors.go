@@ -14,10 +14,20 @@ var ErrNotFound = errors.New("not found")
 // ErrAlreadyExists is returned when creating a connector whose name is taken (REST 409).
 var ErrAlreadyExists = errors.New("already exists")
 
-// NotFoundError says which connector was not found.
-type NotFoundError struct{ Connector string }
+// NotFoundError says which connector was not found. Msg, when set, is the
+// message Kafka Connect gives for the operation (it varies: "Unknown
+// connector X", "No status found for task X-0", ...).
+type NotFoundError struct {
+	Connector string
+	Msg       string
+}
 
-func (e *NotFoundError) Error() string { return fmt.Sprintf("Connector %s not found", e.Connector) }
+func (e *NotFoundError) Error() string {
+	if e.Msg != "" {
+		return e.Msg
+	}
+	return fmt.Sprintf("Connector %s not found", e.Connector)
+}
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
 // ConfigInvalidError lists the problems of a connector config (REST 400).
@@ -39,3 +49,9 @@ func (e *ConfigInvalidError) Error() string {
 type BadRequestError struct{ Msg string }
 
 func (e *BadRequestError) Error() string { return e.Msg }
+
+// PluginNotFoundError is an unknown plugin class or alias (REST 404).
+type PluginNotFoundError struct{ Plugin string }
+
+func (e *PluginNotFoundError) Error() string { return "Unknown plugin " + e.Plugin + "." }
+func (e *PluginNotFoundError) Unwrap() error { return ErrNotFound }

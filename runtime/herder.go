@@ -57,22 +57,39 @@ type TaskStatus struct {
 	Status
 }
 
+// Target states, as Kafka Connect's TargetState (written in the config
+// topic as target-state-<name>).
+const (
+	TargetStarted = "STARTED"
+	TargetPaused  = "PAUSED"
+	TargetStopped = "STOPPED"
+)
+
 type connectorState struct {
 	config      map[string]string
 	taskConfigs map[int]map[string]string
-	taskCount   int // from the last commit record; -1 = none yet
-	target      string
+	// pending holds task configs read since the last commit record; a
+	// commit-<name> record applies them (KafkaConfigBackingStore's deferred
+	// task updates), so a task never runs a half-written set.
+	pending   map[int]map[string]string
+	taskCount int // from the last commit record; -1 = none yet
+	target    string
 }
 
 type runningConnector struct {
-	config map[string]string
-	tasks  []*runningTask
+	config   map[string]string
+	taskCfgs []map[string]string
+	conn     connect.SourceConnector // nil when the class was not found
+	paused   bool
+	tasks    []*runningTask
 }
 
 type runningTask struct {
 	id     TaskID
+	cfg    map[string]string
 	cancel context.CancelFunc
 	done   chan struct{}
+	gate   *pauseGate
 }
 
 // Herder manages connectors on this worker (Kafka Connect's herder). In
@@ -83,6 +100,8 @@ type Herder struct {
 	plugins  *connect.Plugins
 	workerID string
 	log      *slog.Logger
+	taskLog  *slog.Logger
+	loggers  *Loggers
 
 	configLog *kafkalog.Log
 	statusLog *kafkalog.Log
@@ -95,7 +114,8 @@ type Herder struct {
 	mu         sync.Mutex
 	connectors map[string]*connectorState
 	running    map[string]*runningConnector
-	statuses   map[string]Status // status-connector-X / status-task-X-N
+	statuses   map[string]Status                 // status-connector-X / status-task-X-N
+	active     map[string]map[string]topicStatus // connector -> topic (KIP-558)
 	generation int
 
 	reconcileCh chan string
@@ -106,11 +126,14 @@ type Herder struct {
 // NewHerder opens the config, status and offsets topics on brokers, reads
 // them, and starts every connector whose target state is STARTED.
 func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, brokers []string, workerID string, log *slog.Logger) (*Herder, error) {
+	loggers := loggersOf(log)
 	h := &Herder{
-		cfg: cfg, plugins: plugins, workerID: workerID, log: log,
+		cfg: cfg, plugins: plugins, workerID: workerID, loggers: loggers,
+		log: loggers.Logger(LoggerHerder), taskLog: loggers.Logger(LoggerSourceTask),
 		connectors:  map[string]*connectorState{},
 		running:     map[string]*runningConnector{},
 		statuses:    map[string]Status{},
+		active:      map[string]map[string]topicStatus{},
 		reconcileCh: make(chan string, 1024),
 		stopCh:      make(chan struct{}),
 	}
@@ -157,6 +180,8 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		// A topic created just before its first record must not wait for
 		// kgo's default 5 s metadata refresh.
 		kgo.MetadataMinAge(250*time.Millisecond),
+		// Kafka Connect's producer default is compression.type=none.
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
 	)
 	if err != nil {
 		h.Close()
@@ -259,7 +284,7 @@ func (h *Herder) applyConfig(r kafkalog.Record) {
 		if json.Unmarshal(r.Value, &v) != nil {
 			return
 		}
-		h.state(rest[:i]).taskConfigs[n] = v.Properties
+		h.state(rest[:i]).pending[n] = v.Properties
 	case strings.HasPrefix(key, "commit-"):
 		name := strings.TrimPrefix(key, "commit-")
 		var v struct {
@@ -268,7 +293,19 @@ func (h *Herder) applyConfig(r kafkalog.Record) {
 		if r.Value == nil || json.Unmarshal(r.Value, &v) != nil {
 			return
 		}
-		h.state(name).taskCount = v.Tasks
+		st := h.state(name)
+		for n, tc := range st.pending {
+			if n < v.Tasks {
+				st.taskConfigs[n] = tc
+			}
+		}
+		for n := range st.taskConfigs {
+			if n >= v.Tasks {
+				delete(st.taskConfigs, n)
+			}
+		}
+		st.pending = map[int]map[string]string{}
+		st.taskCount = v.Tasks
 		h.enqueue(name)
 	}
 }
@@ -277,7 +314,7 @@ func (h *Herder) applyConfig(r kafkalog.Record) {
 func (h *Herder) state(name string) *connectorState {
 	st, ok := h.connectors[name]
 	if !ok {
-		st = &connectorState{taskConfigs: map[int]map[string]string{}, taskCount: -1, target: "STARTED"}
+		st = &connectorState{taskConfigs: map[int]map[string]string{}, pending: map[int]map[string]string{}, taskCount: -1, target: TargetStarted}
 		h.connectors[name] = st
 	}
 	return st
@@ -305,6 +342,10 @@ func (h *Herder) applyStatus(r kafkalog.Record) {
 	key := string(r.Key)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if strings.HasPrefix(key, topicStatusPrefix) {
+		h.applyTopicStatus(key, r.Value)
+		return
+	}
 	if r.Value == nil {
 		delete(h.statuses, key)
 		return
@@ -391,16 +432,125 @@ func (h *Herder) reconcile(name string) {
 		}
 		return
 	}
-	if rc != nil && sameConfig(rc.config, cfg) && target == "STARTED" && len(rc.tasks) == len(taskCfgs) {
-		return
+	// Tasks run their task configs: they restart when a commit brought new
+	// ones (an updated connector config does so through its task configs),
+	// as Kafka Connect restarts tasks on task config changes.
+	if rc != nil && ready && !sameTaskConfigs(rc.taskCfgs, taskCfgs) {
+		h.stopConnector(name)
+		h.dropTaskStatuses(name, rc, len(taskCfgs))
+		rc = nil
 	}
 	if rc != nil {
-		h.stopConnector(name)
+		h.mu.Lock()
+		rc.config = cfg
+		h.mu.Unlock()
 	}
-	if target != "STARTED" || !ready {
+	switch target {
+	case TargetStopped:
+		// KIP-875: tasks are shut down; their configs are emptied by the
+		// commit record written with the target state.
+		if rc != nil {
+			h.stopConnector(name)
+			h.dropTaskStatuses(name, rc, len(taskCfgs))
+		}
+		if h.statusOf(connectorStatusKey(name)) != StateStopped {
+			h.putStatus(connectorStatusKey(name), StateStopped, "")
+		}
+	case TargetPaused:
+		if rc == nil {
+			if ready {
+				h.startConnector(name, cfg, taskCfgs, true)
+			}
+			return
+		}
+		if !rc.paused {
+			h.setPaused(name, rc, true)
+		}
+	default:
+		if rc == nil {
+			if ready {
+				h.startConnector(name, cfg, taskCfgs, false)
+			}
+			return
+		}
+		if rc.paused {
+			h.setPaused(name, rc, false)
+		}
+	}
+}
+
+func sameTaskConfigs(a, b []map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !sameConfig(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// statusOf returns the state last written or read for key, or "".
+func (h *Herder) statusOf(key string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.statuses[key].State
+}
+
+// dropTaskStatuses removes the status records of rc's tasks numbered from
+// keep on: those tasks no longer exist.
+func (h *Herder) dropTaskStatuses(name string, rc *runningConnector, keep int) {
+	var recs []kafkalog.Record
+	for _, t := range rc.tasks {
+		if t.id.Task >= keep {
+			recs = append(recs, kafkalog.Record{Key: []byte(taskStatusKey(t.id))})
+		}
+	}
+	if len(recs) == 0 {
 		return
 	}
-	h.startConnector(name, cfg, taskCfgs)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.statusLog.SendBatch(ctx, recs); err != nil {
+		h.log.Warn("removing task statuses", "connector", name, "err", err)
+		return
+	}
+	h.mu.Lock()
+	for _, r := range recs {
+		delete(h.statuses, string(r.Key))
+	}
+	h.mu.Unlock()
+}
+
+// setPaused parks or unparks every task of rc and writes the PAUSED or
+// RUNNING statuses once the poll loops obey (WorkerTask.transitionTo).
+func (h *Herder) setPaused(name string, rc *runningConnector, paused bool) {
+	h.mu.Lock()
+	rc.paused = paused
+	tasks := append([]*runningTask(nil), rc.tasks...)
+	h.mu.Unlock()
+	state := StateRunning
+	if paused {
+		state = StatePaused
+	}
+	for _, t := range tasks {
+		t.gate.set(paused)
+	}
+	for _, t := range tasks {
+		if paused {
+			t.gate.awaitParked(t.done, 30*time.Second)
+		}
+		select {
+		case <-t.done: // failed or stopped: keep its status
+		default:
+			h.putStatus(taskStatusKey(t.id), state, "")
+		}
+	}
+	if rc.conn != nil {
+		h.putStatus(connectorStatusKey(name), state, "")
+	}
+	h.log.Info("connector target state applied", "connector", name, "state", state)
 }
 
 func sameConfig(a, b map[string]string) bool {
@@ -415,8 +565,8 @@ func sameConfig(a, b map[string]string) bool {
 	return true
 }
 
-func (h *Herder) startConnector(name string, cfg map[string]string, taskCfgs []map[string]string) {
-	rc := &runningConnector{config: cfg}
+func (h *Herder) startConnector(name string, cfg map[string]string, taskCfgs []map[string]string, paused bool) {
+	rc := &runningConnector{config: cfg, taskCfgs: taskCfgs, paused: paused}
 	h.mu.Lock()
 	h.running[name] = rc
 	h.mu.Unlock()
@@ -425,9 +575,16 @@ func (h *Herder) startConnector(name string, cfg map[string]string, taskCfgs []m
 		h.putStatus(connectorStatusKey(name), StateFailed, fmt.Sprintf("Failed to find any class that implements Connector and which name matches %s", cfg["connector.class"]))
 		return
 	}
-	h.putStatus(connectorStatusKey(name), StateRunning, "")
-	h.log.Info("connector started", "connector", name, "tasks", len(taskCfgs))
+	state := StateRunning
+	if paused {
+		state = StatePaused
+	}
+	h.putStatus(connectorStatusKey(name), state, "")
+	h.log.Info("connector started", "connector", name, "tasks", len(taskCfgs), "state", state)
 	conn := factory()
+	h.mu.Lock()
+	rc.conn = conn
+	h.mu.Unlock()
 	for i, tc := range taskCfgs {
 		h.startTask(rc, TaskID{Connector: name, Task: i}, conn, tc)
 	}
@@ -435,9 +592,18 @@ func (h *Herder) startConnector(name string, cfg map[string]string, taskCfgs []m
 
 func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceConnector, cfg map[string]string) {
 	ctx, cancel := context.WithCancel(context.Background())
-	rt := &runningTask{id: id, cancel: cancel, done: make(chan struct{})}
 	h.mu.Lock()
-	rc.tasks = append(rc.tasks, rt)
+	rt := &runningTask{id: id, cfg: cfg, cancel: cancel, done: make(chan struct{}), gate: newPauseGate(rc.paused)}
+	replaced := false
+	for i, t := range rc.tasks {
+		if t.id == id {
+			rc.tasks[i] = rt
+			replaced = true
+		}
+	}
+	if !replaced {
+		rc.tasks = append(rc.tasks, rt)
+	}
 	h.mu.Unlock()
 	fail := func(err error) {
 		h.log.Error("task failed", "task", id, "err", err)
@@ -457,10 +623,17 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 	}
 	w := &workerSourceTask{
 		id: id, task: conn.NewTask(), cfg: cfg, keyConv: keyConv, valConv: valConv,
-		producer: h.producer, topics: h.topics, store: h.store, flushInt: h.flushInt, flushTO: h.flushTO, log: h.log,
+		producer: h.producer, topics: h.topics, store: h.store, flushInt: h.flushInt, flushTO: h.flushTO, log: h.taskLog,
 		setState: func(state, trace string) { h.putStatus(taskStatusKey(id), state, trace) },
+		gate:     rt.gate,
+		onTopic:  func(topic string) { h.recordActiveTopic(id, topic) },
+		logger:   h.connectorLogger(rc.config),
 	}
-	h.putStatus(taskStatusKey(id), StateRunning, "")
+	state := StateRunning
+	if rt.gate.isPaused() {
+		state = StatePaused
+	}
+	h.putStatus(taskStatusKey(id), state, "")
 	go func() {
 		defer close(rt.done)
 		if err := w.run(ctx); err != nil {
@@ -504,35 +677,10 @@ func (h *Herder) Connectors() []string {
 	return out
 }
 
-// ValidateConfig checks a connector config with the connector's ConfigDef
-// and the worker-level keys; it returns nil when valid.
-func (h *Herder) ValidateConfig(cfg map[string]string) error {
-	class := strings.TrimSpace(cfg["connector.class"])
-	if class == "" {
-		return &BadRequestError{Msg: "Connector config " + configString(cfg) + " contains no connector type"}
-	}
-	factory, _, ok := h.plugins.Source(class)
-	if !ok {
-		return &BadRequestError{Msg: fmt.Sprintf("Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, strings.Join(h.plugins.SourceClasses(), ", "))}
-	}
-	conn := factory()
-	// Per-key rules from the ConfigDef, then the connector's own checks;
-	// a connector may repeat the per-key ones, so keep each error once.
-	errs := dedupeErrors(append(conn.Config().Validate(cfg), conn.Validate(cfg)...))
-	for _, isKey := range []bool{true, false} {
-		if _, err := newConverter(h.cfg, cfg, isKey); err != nil {
-			k := "value.converter"
-			if isKey {
-				k = "key.converter"
-			}
-			errs = append(errs, connect.ConfigError{Key: k, Message: err.Error()})
-		}
-	}
-	if len(errs) > 0 {
-		return &ConfigInvalidError{Errors: errs}
-	}
-	return nil
-}
+// ValidateConfig checks a connector config as POST /connectors does (see
+// ValidateConnectorConfig); it returns nil when valid, else a
+// *ConfigInvalidError or *BadRequestError.
+func (h *Herder) ValidateConfig(cfg map[string]string) error { return h.validateForWrite(cfg) }
 
 func configString(cfg map[string]string) string {
 	keys := make([]string, 0, len(cfg))
@@ -551,48 +699,8 @@ func configString(cfg map[string]string) string {
 // config topic, and waits until this worker has read them back.
 // Errors: ErrAlreadyExists, *ConfigInvalidError, *BadRequestError.
 func (h *Herder) CreateConnector(ctx context.Context, name string, cfg map[string]string) (ConnectorInfo, error) {
-	if strings.TrimSpace(name) == "" {
-		return ConnectorInfo{}, &BadRequestError{Msg: "Connector name must not be empty"}
-	}
-	cfg = withName(cfg, name)
-	h.mu.Lock()
-	st, exists := h.connectors[name]
-	exists = exists && st.config != nil
-	h.mu.Unlock()
-	if exists {
-		return ConnectorInfo{}, fmt.Errorf("Connector %s already exists: %w", name, ErrAlreadyExists)
-	}
-	if err := h.ValidateConfig(cfg); err != nil {
-		return ConnectorInfo{}, err
-	}
-	factory, _, _ := h.plugins.Source(cfg["connector.class"])
-	maxTasks := 1
-	if v, ok := cfg["tasks.max"]; ok {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 {
-			return ConnectorInfo{}, &ConfigInvalidError{Errors: []connect.ConfigError{{Key: "tasks.max", Message: fmt.Sprintf("Invalid value %s for configuration tasks.max: Value must be at least 1", v)}}}
-		}
-		maxTasks = n
-	}
-	taskCfgs, err := factory().TaskConfigs(cfg, maxTasks)
-	if err != nil {
-		return ConnectorInfo{}, err
-	}
-	recs := []kafkalog.Record{
-		{Key: []byte("connector-" + name), Value: mustJSON(map[string]any{"properties": cfg})},
-		{Key: []byte("target-state-" + name), Value: mustJSON(map[string]any{"state": "STARTED", "state.v2": "STARTED"})},
-	}
-	for i, tc := range taskCfgs {
-		recs = append(recs, kafkalog.Record{Key: []byte(fmt.Sprintf("task-%s-%d", name, i)), Value: mustJSON(map[string]any{"properties": tc})})
-	}
-	recs = append(recs, kafkalog.Record{Key: []byte("commit-" + name), Value: mustJSON(map[string]any{"tasks": len(taskCfgs)})})
-	if err := h.configLog.SendBatch(ctx, recs); err != nil {
-		return ConnectorInfo{}, err
-	}
-	if err := h.configLog.ReadToEnd(ctx); err != nil {
-		return ConnectorInfo{}, err
-	}
-	return h.ConnectorInfo(name)
+	info, _, err := h.PutConnectorConfig(ctx, name, cfg, false, "")
+	return info, err
 }
 
 func withName(cfg map[string]string, name string) map[string]string {
@@ -666,6 +774,9 @@ func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
 	for _, t := range info.Tasks {
 		status = append(status, kafkalog.Record{Key: []byte(taskStatusKey(t))})
 	}
+	for _, t := range h.ActiveTopics(name) {
+		status = append(status, kafkalog.Record{Key: []byte(topicStatusKey(name, t))})
+	}
 	if err := h.statusLog.SendBatch(ctx, status); err != nil {
 		return err
 	}
@@ -676,24 +787,8 @@ func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
 // only the failed ones with onlyFailed), as POST /connectors/{name}/restart
 // with includeTasks=true. Errors: *NotFoundError.
 func (h *Herder) RestartConnector(ctx context.Context, name string, onlyFailed bool) error {
-	if _, err := h.ConnectorInfo(name); err != nil {
-		return err
-	}
-	if onlyFailed {
-		st, _ := h.ConnectorStatus(name)
-		failed := st.Connector.State == StateFailed
-		for _, t := range st.Tasks {
-			failed = failed || t.State == StateFailed
-		}
-		if !failed {
-			return nil
-		}
-	}
-	h.stopConnector(name)
-	h.mu.Lock()
-	h.enqueue(name)
-	h.mu.Unlock()
-	return nil
+	_, err := h.RestartConnectorAndTasks(ctx, name, true, onlyFailed)
+	return err
 }
 
 // WorkerID returns this worker's id (its REST host:port).
@@ -705,16 +800,4 @@ func (h *Herder) clusterID(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return m.Cluster, nil
-}
-
-func dedupeErrors(errs []connect.ConfigError) []connect.ConfigError {
-	seen := map[connect.ConfigError]bool{}
-	out := errs[:0]
-	for _, e := range errs {
-		if !seen[e] {
-			seen[e] = true
-			out = append(out, e)
-		}
-	}
-	return out
 }

@@ -37,6 +37,18 @@ type workerSourceTask struct {
 	flushTO  time.Duration
 	setState func(state, trace string)
 	log      *slog.Logger
+	// gate parks the poll loop while the connector is PAUSED; nil = never.
+	gate *pauseGate
+	// onTopic, when set, is called once per topic the task has produced to
+	// successfully (KIP-558 active topics).
+	onTopic func(topic string)
+
+	// logger is the connector's own logger, given to the task through its
+	// context (connect.TaskLogger).
+	logger *slog.Logger
+
+	topicsMu sync.Mutex
+	seen     map[string]bool
 
 	submitted *submittedRecords
 	flushMu   sync.Mutex
@@ -54,9 +66,17 @@ func (r offsetReader) Offset(ctx context.Context, p map[string]any) (map[string]
 	return r.store.Get(ctx, r.connector, p)
 }
 
-type taskContext struct{ r offsetReader }
+type taskContext struct {
+	r      offsetReader
+	logger *slog.Logger
+}
+
+var _ connect.TaskLogger = taskContext{}
 
 func (t taskContext) OffsetReader() connect.OffsetReader { return t.r }
+
+// Logger implements connect.TaskLogger.
+func (t taskContext) Logger() *slog.Logger { return t.logger }
 
 // run owns the task until ctx is cancelled or the task fails. It returns
 // the failure, or nil after a clean stop.
@@ -72,11 +92,18 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 			w.log.Warn("task stop", "task", w.id, "err", stopErr)
 		}
 	}()
-	tc := taskContext{offsetReader{store: w.store, connector: w.id.Connector}}
+	tc := taskContext{r: offsetReader{store: w.store, connector: w.id.Connector}, logger: w.logger}
+	if tc.logger == nil {
+		tc.logger = w.log
+	}
 	if err := w.task.Start(ctx, tc, w.cfg); err != nil {
 		return err
 	}
-	w.setState("RUNNING", "")
+	if w.gate != nil && w.gate.isPaused() {
+		w.setState(StatePaused, "")
+	} else {
+		w.setState(StateRunning, "")
+	}
 
 	flushCtx, stopFlusher := context.WithCancel(context.Background())
 	flusherDone := make(chan struct{})
@@ -117,6 +144,11 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 		case perr := <-w.produceErr:
 			return perr
 		default:
+		}
+		if w.gate != nil {
+			if err := w.gate.wait(ctx); err != nil {
+				return nil
+			}
 		}
 		recs, err := w.task.Poll(ctx)
 		if err != nil {
@@ -164,8 +196,27 @@ func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord) 
 			return
 		}
 		w.submitted.ack(sr)
+		w.recordActiveTopic(rec.Topic)
 	})
 	return nil
+}
+
+// recordActiveTopic reports topic once per task (WorkerSourceTask's
+// recordActiveTopic, KIP-558).
+func (w *workerSourceTask) recordActiveTopic(topic string) {
+	if w.onTopic == nil {
+		return
+	}
+	w.topicsMu.Lock()
+	if w.seen == nil {
+		w.seen = map[string]bool{}
+	}
+	known := w.seen[topic]
+	w.seen[topic] = true
+	w.topicsMu.Unlock()
+	if !known {
+		w.onTopic(topic)
+	}
 }
 
 // flush stores the committable offsets durably, then tells the task.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/registry"
 )
 
 // Worker is one connectd process: the embedded broker (when
@@ -14,7 +15,8 @@ import (
 type Worker struct {
 	Config    WorkerConfig
 	Herder    *Herder
-	Broker    *EmbeddedBroker // nil with an external cluster
+	Broker    *EmbeddedBroker    // nil with an external cluster
+	Registry  *registry.Registry // nil when schema.registry.listener is empty
 	Brokers   []string
 	ClusterID string
 }
@@ -49,6 +51,16 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 		return nil, fmt.Errorf("starting herder: %w", err)
 	}
 	w.Herder = h
+	if strings.TrimSpace(cfg.Get("schema.registry.listener")) != "" {
+		// The registry reads `_schemas` to the end before it is returned,
+		// so it never answers from a partial view (ids stay global).
+		reg, err := registry.Open(ctx, w.Brokers, registry.Topic)
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("starting schema registry: %w", err)
+		}
+		w.Registry = reg
+	}
 	if w.ClusterID == "" {
 		w.ClusterID = clusterIDOf(ctx, h)
 	}
@@ -67,6 +79,9 @@ func clusterIDOf(ctx context.Context, h *Herder) string {
 func (w *Worker) Close() {
 	if w.Herder != nil {
 		w.Herder.Close()
+	}
+	if w.Registry != nil {
+		w.Registry.Close()
 	}
 	if w.Broker != nil {
 		w.Broker.Close()

@@ -33,3 +33,14 @@ if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
   exit 1
 fi
 go mod download
+if [ "$mode" = test ]; then
+  # The Avro end-to-end test decodes our topics with a consumer that is not
+  # ours: Python confluent-kafka's AvroDeserializer + SchemaRegistryClient.
+  py_check='from confluent_kafka.schema_registry.avro import AvroDeserializer; import fastavro'
+  if ! python3 -c "$py_check" >/dev/null 2>&1; then
+    echo "setup: installing Python confluent-kafka[avro] and fastavro from PyPI"
+    python3 -m pip install -q "confluent-kafka[avro]==2.16.1" "fastavro==1.13.1" ||
+      { echo "setup: pip install confluent-kafka[avro] fastavro failed" >&2; exit 1; }
+    python3 -c "$py_check" || { echo "setup: confluent-kafka's AvroDeserializer still not importable" >&2; exit 1; }
+  fi
+fi

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/connectd/connectd/registry"
 	"github.com/connectd/connectd/rest"
 	"github.com/connectd/connectd/runtime"
 )
@@ -67,7 +68,10 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// Every level reaches the handler; the logger hierarchy filters per
+	// logger name (PUT /admin/loggers/{name} changes it at run time).
+	loggers := runtime.NewLoggers(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-1 << 20)}), slog.LevelInfo)
+	log := loggers.Logger(runtime.LoggerWorker)
 	if path := os.Getenv("CONNECTD_CPU_PROFILE"); path != "" {
 		// Developer aid: a CPU profile of the whole run, written at shutdown.
 		f, err := os.Create(path)
@@ -98,8 +102,19 @@ func run(args []string) error {
 		return err
 	}
 	log.Info("REST API listening", "url", "http://"+srv.Addr())
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve() }()
+	var regSrv *registry.Server
+	if w.Registry != nil {
+		regSrv = registry.NewServer(w.Registry)
+		if err := regSrv.Listen(strings.TrimSpace(cfg.Get("schema.registry.listener"))); err != nil {
+			_ = srv.Shutdown(context.Background())
+			w.Close()
+			return err
+		}
+		log.Info("schema registry listening", "url", "http://"+regSrv.Addr())
+		go func() { errc <- regSrv.Serve() }()
+	}
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
@@ -108,6 +123,9 @@ func run(args []string) error {
 	sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer scancel()
 	_ = srv.Shutdown(sctx)
+	if regSrv != nil {
+		_ = regSrv.Shutdown(sctx)
+	}
 	w.Close()
 	if errors.Is(err, context.Canceled) {
 		err = nil

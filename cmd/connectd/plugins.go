@@ -3,11 +3,18 @@ package main
 import (
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/postgres"
+	"github.com/connectd/connectd/converters"
+	"github.com/connectd/connectd/rest"
 )
 
 // plugins returns every connector class this binary ships.
 func plugins() *connect.Plugins {
 	p := connect.NewPlugins()
 	p.RegisterSource(postgres.ClassName, postgres.New, "PostgresConnector", "Postgres")
+	// JsonConverter is both a Converter and a HeaderConverter in Kafka
+	// Connect and is listed under both types.
+	for _, typ := range []string{connect.PluginConverter, connect.PluginHeaderConverter} {
+		p.RegisterPlugin(connect.PluginDesc{Class: converters.JSONConverterClass, Type: typ, Version: rest.Version}, "JsonConverter")
+	}
 	return p
 }

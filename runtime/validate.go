@@ -1,0 +1,207 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// ConfigInfos is the result of validating a connector config, as Kafka
+// Connect's rest.entities.ConfigInfos: the connector class, the number of
+// errors, the groups in order, and one ConfigInfo per key.
+type ConfigInfos struct {
+	Name       string
+	ErrorCount int
+	Groups     []string
+	Configs    []ConfigInfo
+}
+
+// ConfigInfo is one key's definition (nil for a key that only the
+// connector's own validation reported) and validated value.
+type ConfigInfo struct {
+	Definition *connect.KeyInfo
+	Value      *connect.ConfigValue
+}
+
+// Messages returns every error message in ConfigInfos order.
+func (ci ConfigInfos) Messages() []connect.ConfigError {
+	var out []connect.ConfigError
+	for _, c := range ci.Configs {
+		if c.Value == nil {
+			continue
+		}
+		for _, m := range c.Value.Errors {
+			out = append(out, connect.ConfigError{Key: c.Value.Name, Message: m})
+		}
+	}
+	return out
+}
+
+// ValidateConnectorConfig validates cfg as Kafka Connect's
+// AbstractHerder.validateConnectorConfig does: the common source connector
+// keys (ConnectorConfig, SourceConnectorConfig, plus one
+// transforms.<alias>.type / predicates.<alias>.type key per alias), then the
+// connector's ConfigDef, then the connector's own cross-key validation.
+// Keys keep the base definition's position when the connector redefines
+// them. Errors: *BadRequestError when cfg names no connector class or an
+// unknown one.
+func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, error) {
+	class := strings.TrimSpace(cfg["connector.class"])
+	if class == "" {
+		return ConfigInfos{}, &BadRequestError{Msg: "Connector config " + configString(cfg) + " contains no connector type"}
+	}
+	factory, _, ok := h.plugins.Source(class)
+	if !ok {
+		return ConfigInfos{}, &BadRequestError{Msg: fmt.Sprintf("Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, strings.Join(h.plugins.SourceClasses(), ", "))}
+	}
+	conn := factory()
+	base := h.enrichedDef(cfg)
+	res := ConfigInfos{Name: class}
+	index := map[string]int{}
+	addGroup := func(g *string) {
+		if g == nil {
+			return
+		}
+		for _, have := range res.Groups {
+			if have == *g {
+				return
+			}
+		}
+		res.Groups = append(res.Groups, *g)
+	}
+	add := func(def *connect.ConfigDef) {
+		infos := def.Info()
+		vals := def.ValidateAll(cfg)
+		for i := range infos {
+			ki, cv := infos[i], vals[i]
+			if nullDefaults[ki.Name] && ki.Default != nil && *ki.Default == "" && def == base {
+				ki.Default = nil
+				if _, set := cfg[ki.Name]; !set {
+					cv.Value = nil
+				}
+			}
+			addGroup(ki.Group)
+			if j, ok := index[ki.Name]; ok {
+				res.Configs[j] = ConfigInfo{Definition: &ki, Value: &cv}
+				continue
+			}
+			index[ki.Name] = len(res.Configs)
+			res.Configs = append(res.Configs, ConfigInfo{Definition: &ki, Value: &cv})
+		}
+	}
+	add(base)
+	add(conn.Config())
+	addErr := func(key, msg string) {
+		j, ok := index[key]
+		if !ok {
+			cv := connect.ConfigValue{Name: key, Recommended: []string{}, Errors: []string{}, Visible: true}
+			if v, set := cfg[key]; set {
+				cv.Value = &v
+			}
+			index[key] = len(res.Configs)
+			res.Configs = append(res.Configs, ConfigInfo{Value: &cv})
+			j = index[key]
+		}
+		v := res.Configs[j].Value
+		for _, m := range v.Errors {
+			if m == msg {
+				return
+			}
+		}
+		v.Errors = append(v.Errors, msg)
+	}
+	for _, e := range conn.Validate(cfg) {
+		addErr(e.Key, e.Message)
+	}
+	// The converters must also accept their own properties.
+	for _, isKey := range []bool{true, false} {
+		if _, err := newConverter(h.cfg, cfg, isKey); err != nil {
+			k := "value.converter"
+			if isKey {
+				k = "key.converter"
+			}
+			if v := res.Configs[index[k]].Value; len(v.Errors) == 0 {
+				addErr(k, err.Error())
+			}
+		}
+	}
+	for _, c := range res.Configs {
+		res.ErrorCount += len(c.Value.Errors)
+	}
+	if res.Groups == nil {
+		res.Groups = []string{}
+	}
+	return res, nil
+}
+
+// enrichedDef is the base source connector definition plus, as
+// ConnectorConfig.enrich, a "<alias>.type" key per transformation and
+// predicate alias, which must name a registered plugin of that kind.
+func (h *Herder) enrichedDef(cfg map[string]string) *connect.ConfigDef {
+	d := sourceConnectorConfigDef()
+	for _, kind := range []struct{ key, group, label, typ string }{
+		{"transforms", groupTransforms, "Transformation", connect.PluginTransformation},
+		{"predicates", groupPredicates, "Predicate", connect.PluginPredicate},
+	} {
+		for _, alias := range splitList(cfg[kind.key]) {
+			typ := kind.typ
+			d.Define(connect.ConfigKey{Name: kind.key + "." + alias + ".type", Type: connect.TypeClass, Importance: connect.High,
+				Doc: "Class for the '" + alias + "' " + strings.ToLower(kind.label) + ".", Group: kind.group + ": " + alias,
+				OrderInGroup: 0, Width: "LONG", DisplayName: kind.label + " type for " + alias,
+				Validator: func(v string) string {
+					if p, ok := h.plugins.Plugin(v); ok && p.Type == typ {
+						return ""
+					}
+					return "Class " + v + " could not be found."
+				}})
+		}
+	}
+	return d
+}
+
+// validateForWrite validates cfg for POST /connectors and PUT/PATCH config
+// and returns a *ConfigInvalidError with the same messages, in the same
+// order, as the validate endpoint's ConfigInfos
+// (AbstractHerder.maybeAddConfigErrors).
+func (h *Herder) validateForWrite(cfg map[string]string) error {
+	infos, err := h.ValidateConnectorConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if infos.ErrorCount > 0 {
+		return &ConfigInvalidError{Errors: infos.Messages()}
+	}
+	return nil
+}
+
+// PluginConfig returns the ConfigKeyInfo list of a plugin as
+// AbstractHerder.connectorPluginConfig: the plugin's own keys first, then
+// the framework's connector keys it does not define. Errors: *NotFoundError
+// style *PluginNotFoundError for an unknown plugin.
+func (h *Herder) PluginConfig(name string) ([]connect.KeyInfo, error) {
+	if f, _, ok := h.plugins.Source(name); ok {
+		own := f().Config().Info()
+		seen := map[string]bool{}
+		for _, k := range own {
+			seen[k.Name] = true
+		}
+		for _, k := range sourceConnectorConfigDef().Info() {
+			if seen[k.Name] {
+				continue
+			}
+			if nullDefaults[k.Name] {
+				k.Default = nil
+			}
+			own = append(own, k)
+		}
+		return own, nil
+	}
+	if p, ok := h.plugins.Plugin(name); ok {
+		if p.Config == nil {
+			return []connect.KeyInfo{}, nil
+		}
+		return p.Config().Info(), nil
+	}
+	return nil, &PluginNotFoundError{Plugin: name}
+}
