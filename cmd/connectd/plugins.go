@@ -16,5 +16,6 @@ func plugins() *connect.Plugins {
 	for _, typ := range []string{connect.PluginConverter, connect.PluginHeaderConverter} {
 		p.RegisterPlugin(connect.PluginDesc{Class: converters.JSONConverterClass, Type: typ, Version: rest.Version}, "JsonConverter")
 	}
+	p.RegisterPlugin(connect.PluginDesc{Class: converters.AvroConverterClass, Type: connect.PluginConverter, Version: rest.Version}, "AvroConverter")
 	return p
 }
