@@ -101,3 +101,39 @@ WHERE c.relkind = 'r'`)
 	sort.Slice(out, func(i, j int) bool { return out[i][0]+"."+out[i][1] < out[j][0]+"."+out[j][1] })
 	return out, nil
 }
+
+// uniqueIndexKey returns the columns of a table's first unique index (by
+// index name, columns in index order), which Debezium's pgoutput decoder
+// uses as the key of a table without primary key ("Primary keys are not
+// defined for table …, defaulting to unique indices"). nil when there is none.
+func uniqueIndexKey(ctx context.Context, conn *pgx.Conn, schema, name string) ([]string, error) {
+	rows, err := conn.Query(ctx, `
+SELECT ic.relname, a.attname
+FROM pg_index i
+JOIN pg_class c ON c.oid = i.indrelid
+JOIN pg_class ic ON ic.oid = i.indexrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) ON true
+JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum
+WHERE i.indisunique AND n.nspname = $1 AND c.relname = $2
+ORDER BY ic.relname, k.ord`, schema, name)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: read unique indexes of %s.%s: %w", schema, name, err)
+	}
+	defer rows.Close()
+	var first string
+	var cols []string
+	for rows.Next() {
+		var idx, col string
+		if err := rows.Scan(&idx, &col); err != nil {
+			return nil, err
+		}
+		if first == "" {
+			first = idx
+		}
+		if idx == first {
+			cols = append(cols, col)
+		}
+	}
+	return cols, rows.Err()
+}

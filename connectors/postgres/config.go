@@ -37,6 +37,9 @@ const (
 	KeyHstoreHandlingMode      = "hstore.handling.mode"
 	KeyMoneyFractionDigits     = "money.fraction.digits"
 	KeyIncludeUnknownDataTypes = "include.unknown.datatypes"
+
+	KeyUnavailableValuePlaceholder = "unavailable.value.placeholder"
+	KeySkippedOperations           = "skipped.operations"
 )
 
 // Values of the type handling modes, as Debezium 3.6 spells them.
@@ -70,12 +73,13 @@ const (
 type handling struct {
 	decimal, time, binary, interval, hstore string
 	moneyDigits                             int
+	placeholder                             string // unavailable.value.placeholder
 	includeUnknown                          bool
 }
 
 // defaultHandling is Debezium's default for every mode.
 var defaultHandling = handling{decimal: decimalPrecise, time: timeAdaptive, binary: binaryBytes,
-	interval: intervalNumeric, hstore: hstoreJSON, moneyDigits: 2}
+	interval: intervalNumeric, hstore: hstoreJSON, moneyDigits: 2, placeholder: unavailableValue}
 
 // Snapshot modes this connector implements (snapshot.mode).
 const (
@@ -158,6 +162,24 @@ var configDef = connect.NewConfigDef().
 			}
 			return ""
 		}}).
+	Define(connect.ConfigKey{Name: KeyTableExcludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+		Doc: "Comma-separated regular expressions matched (anchored) against <schema>.<table> of tables not captured (when table.include.list is empty).", Validator: regexListValidator}).
+	Define(connect.ConfigKey{Name: KeySchemaIncludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+		Doc: "Comma-separated regular expressions matched (anchored) against schema names: only tables of matching schemas are captured.", Validator: regexListValidator}).
+	Define(connect.ConfigKey{Name: KeySchemaExcludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+		Doc: "Comma-separated regular expressions matched (anchored) against schema names whose tables are not captured.", Validator: regexListValidator}).
+	Define(connect.ConfigKey{Name: KeyColumnIncludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+		Doc: "Comma-separated regular expressions matched (anchored) against <schema>.<table>.<column>: only matching columns are in change events.", Validator: regexListValidator}).
+	Define(connect.ConfigKey{Name: KeyColumnExcludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+		Doc: "Comma-separated regular expressions matched (anchored) against <schema>.<table>.<column> of columns left out of change events.", Validator: regexListValidator}).
+	Define(connect.ConfigKey{Name: KeyColumnPropagateType, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+		Doc: "Comma-separated regular expressions matched (anchored) against <schema>.<table>.<column>: the field schema gets __debezium.source.column.type, .length, .scale and .name parameters.", Validator: regexListValidator}).
+	Define(connect.ConfigKey{Name: KeyMessagePrefixIncludeLst, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Low, Group: "Filters",
+		Doc: "Comma-separated regular expressions matched (anchored) against the prefix of logical decoding messages to emit (empty = all).", Validator: regexListValidator}).
+	Define(connect.ConfigKey{Name: KeyMessagePrefixExcludeLst, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Low, Group: "Filters",
+		Doc: "Comma-separated regular expressions matched (anchored) against the prefix of logical decoding messages not to emit.", Validator: regexListValidator}).
+	Define(connect.ConfigKey{Name: KeyMessageKeyColumns, Type: connect.TypeString, Default: connect.Str(""), Importance: connect.Low, Group: "Filters",
+		Doc: "Custom message keys: <table regex>:<column>[,<column>…] entries separated by ';'; the key of a matching table is made of those columns (in table order)."}).
 	Define(connect.ConfigKey{Name: KeySnapshotMode, Type: connect.TypeString, Default: connect.Str(SnapshotInitial), Importance: connect.Low, Group: "Connector",
 		Doc: "initial: snapshot when there is no offset, then stream; initial_only: snapshot then stop; no_data (aliases never, schema_only): stream only.",
 		Validator: func(v string) string {
@@ -200,7 +222,24 @@ var configDef = connect.NewConfigDef().
 			return ""
 		}}).
 	Define(connect.ConfigKey{Name: KeyIncludeUnknownDataTypes, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
-		Doc: "Whether columns of types Debezium has no mapping for (tsquery, pg_lsn, line, box, …) are emitted, as bytes of their text representation, instead of being left out."})
+		Doc: "Whether columns of types Debezium has no mapping for (tsquery, pg_lsn, line, box, …) are emitted, as bytes of their text representation, instead of being left out."}).
+	Define(connect.ConfigKey{Name: KeyUnavailableValuePlaceholder, Type: connect.TypeString, Default: connect.Str(unavailableValue), Importance: connect.Medium, Group: "Connector",
+		Doc: "The value of an unchanged TOASTed column that the server did not send (REPLICA IDENTITY DEFAULT): the string itself for string columns, its UTF-8 bytes for bytea, one-element lists for text/varchar/json/jsonb/bytea/uuid arrays, its bytes as numbers for int4/int8/date arrays, {placeholder: placeholder} for hstore."}).
+	Define(connect.ConfigKey{Name: KeySkippedOperations, Type: connect.TypeList, Default: connect.Str("t"), Importance: connect.Low, Group: "Connector",
+		Doc: "Comma-separated operations not emitted while streaming: c (insert), u (update), d (delete), t (truncate), or none. Debezium 3.x's default skips truncates.",
+		Validator: func(v string) string {
+			if _, err := parseSkippedOps(v); err != nil {
+				return err.Error()
+			}
+			return ""
+		}})
+
+func regexListValidator(v string) string {
+	if _, err := compileList(v); err != nil {
+		return err.Error()
+	}
+	return ""
+}
 
 func normalizeSnapshotMode(v string) (string, bool) {
 	switch strings.ToLower(strings.TrimSpace(v)) {
@@ -232,13 +271,46 @@ type config struct {
 	topicPrefix                  string
 	slotName, publicationName    string
 	publicationAutocreate        string
-	include                      []*regexp.Regexp
+	include                      []*regexp.Regexp // table.include.list
+	tableExclude                 []*regexp.Regexp // table.exclude.list
+	schemaInclude, schemaExclude []*regexp.Regexp // schema.include.list / schema.exclude.list
+	rules                        *columnRules
+	msgInclude, msgExclude       []*regexp.Regexp // message.prefix.include.list / exclude.list
 	snapshotMode                 string
 	tombstonesOnDelete           bool
 	maxBatchSize, maxQueueSize   int
 	pollIntervalMs               int
 	statusUpdateIntervalMs       int
 	handling                     handling
+	skipped                      skippedOps
+	// publish is the publish option of an autocreated publication: the
+	// operations not skipped, when skipped.operations is set explicitly (as
+	// Debezium's PostgresReplicationConnection.buildPublishOptionValue);
+	// "" = PostgreSQL's default (all).
+	publish string
+}
+
+// skippedOps says which envelope ops are not emitted (skipped.operations),
+// indexed by the op's letter: an array, not a map, on the hot path.
+type skippedOps [128]bool
+
+func (s *skippedOps) skip(op string) bool { return len(op) == 1 && op[0] < 128 && s[op[0]] }
+
+// parseSkippedOps parses skipped.operations as Debezium's
+// CommonConnectorConfig.SKIPPED_OPERATIONS: c, u, d, t or none.
+func parseSkippedOps(v string) (skippedOps, error) {
+	var s skippedOps
+	for _, op := range splitList(v) {
+		switch op = strings.ToLower(op); op {
+		case "none":
+			return skippedOps{}, nil
+		case "c", "u", "d", "t":
+			s[op[0]] = true
+		default:
+			return s, fmt.Errorf("The '%s' value is invalid: Invalid operation %q: must be one of c, u, d, t, none", KeySkippedOperations, op)
+		}
+	}
+	return s, nil
 }
 
 // ConfigError lists every invalid key of a configuration.
@@ -257,6 +329,9 @@ func validate(cfg map[string]string) []connect.ConfigError {
 	if _, set := cfg[KeyPluginName]; !set {
 		// Debezium's default plugin is decoderbufs, which connectd cannot decode.
 		errs = append(errs, connect.ConfigError{Key: KeyPluginName, Message: "Invalid value decoderbufs for configuration plugin.name: decoderbufs (the default) is not supported by connectd; set plugin.name=pgoutput"})
+	}
+	if _, err := parseColumnRules(cfg); err != nil {
+		errs = append(errs, connect.ConfigError{Key: KeyColumnIncludeList, Message: err.Error()})
 	}
 	connect.SortErrors(errs)
 	return errs
@@ -278,6 +353,16 @@ func parseConfig(cfg map[string]string) (*config, error) {
 		pollIntervalMs: p.Int(KeyPollIntervalMs), statusUpdateIntervalMs: p.Int(KeyStatusUpdateIntervalMs),
 	}
 	c.snapshotMode, _ = normalizeSnapshotMode(p.String(KeySnapshotMode))
+	c.skipped, _ = parseSkippedOps(strings.Join(p.List(KeySkippedOperations), ","))
+	if _, set := cfg[KeySkippedOperations]; set && c.skipped != (skippedOps{}) {
+		var ops []string
+		for _, o := range []struct{ op, name string }{{"c", "insert"}, {"u", "update"}, {"d", "delete"}, {"t", "truncate"}} {
+			if !c.skipped.skip(o.op) {
+				ops = append(ops, o.name)
+			}
+		}
+		c.publish = strings.Join(ops, ",")
+	}
 	c.handling = handling{
 		decimal:        strings.ToLower(p.String(KeyDecimalHandlingMode)),
 		time:           strings.ToLower(p.String(KeyTimePrecisionMode)),
@@ -286,11 +371,18 @@ func parseConfig(cfg map[string]string) (*config, error) {
 		hstore:         strings.ToLower(p.String(KeyHstoreHandlingMode)),
 		moneyDigits:    p.Int(KeyMoneyFractionDigits),
 		includeUnknown: p.Bool(KeyIncludeUnknownDataTypes),
+		placeholder:    p.String(KeyUnavailableValuePlaceholder),
 	}
 	for _, pat := range p.List(KeyTableIncludeList) {
 		// Debezium matches the whole identifier (Pattern.matcher(...).matches()).
 		c.include = append(c.include, regexp.MustCompile(`^(?:`+pat+`)$`))
 	}
+	c.tableExclude, _ = compileList(cfg[KeyTableExcludeList])
+	c.schemaInclude, _ = compileList(cfg[KeySchemaIncludeList])
+	c.schemaExclude, _ = compileList(cfg[KeySchemaExcludeList])
+	c.rules, _ = parseColumnRules(cfg)
+	c.msgInclude, _ = compileList(cfg[KeyMessagePrefixIncludeLst])
+	c.msgExclude, _ = compileList(cfg[KeyMessagePrefixExcludeLst])
 	return c, nil
 }
 
@@ -301,12 +393,28 @@ func (c *config) included(schema, table string) bool {
 	case schema == "pg_catalog", schema == "information_schema", strings.HasPrefix(schema, "pg_toast"), strings.HasPrefix(schema, "pg_temp"):
 		return false
 	}
-	if len(c.include) == 0 {
-		return true
+	if len(c.schemaInclude) > 0 && !anyMatch(c.schemaInclude, schema) || anyMatch(c.schemaExclude, schema) {
+		return false
 	}
 	id := schema + "." + table
-	for _, re := range c.include {
-		if re.MatchString(id) {
+	if len(c.include) > 0 {
+		return anyMatch(c.include, id)
+	}
+	return !anyMatch(c.tableExclude, id)
+}
+
+// messagePrefixIncluded reports whether a logical decoding message with this
+// prefix is emitted (message.prefix.include.list / exclude.list).
+func (c *config) messagePrefixIncluded(prefix string) bool {
+	if len(c.msgInclude) > 0 {
+		return anyMatch(c.msgInclude, prefix)
+	}
+	return !anyMatch(c.msgExclude, prefix)
+}
+
+func anyMatch(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
 			return true
 		}
 	}

@@ -21,13 +21,17 @@ const (
 	itemCommit                   // the transaction committed
 	itemRelation                 // a table's structure was (re)sent
 	itemChange                   // a row changed
+	itemTruncate                 // tables were truncated (rels)
+	itemMessage                  // a logical decoding message (pg_logical_emit_message)
 )
 
 // Debezium's ReplicationMessage.Operation names, written to offsets as messageType.
 const (
-	msgInsert = "INSERT"
-	msgUpdate = "UPDATE"
-	msgDelete = "DELETE"
+	msgInsert   = "INSERT"
+	msgUpdate   = "UPDATE"
+	msgDelete   = "DELETE"
+	msgTruncate = "TRUNCATE"
+	msgMessage  = "MESSAGE"
 )
 
 // walItem is one decoded message.
@@ -48,6 +52,15 @@ type walItem struct {
 	messageType string // INSERT, UPDATE, DELETE
 	before      []cell // nil when the server sent no old tuple
 	after       []cell
+	oldIsKey    bool // before is the replica identity only ('K'), not the whole old row ('O')
+
+	// itemTruncate: the truncated relations, in message order
+	rels []*pglogrepl.RelationMessage
+
+	// itemMessage
+	transactional bool
+	prefix        string
+	content       []byte
 }
 
 // walDecoder keeps the state pgoutput messages depend on: the relations seen
@@ -80,10 +93,16 @@ func (d *walDecoder) decode(walStart uint64, data []byte) (it walItem, err error
 	}
 	switch data[0] {
 	case 'B', 'C', 'R', 'I', 'U', 'D':
+	case 'T':
+		// pglogrepl allocates RelationNum ids before reading them: check the
+		// count against the message length first.
+		if len(data) < 10 || uint64(binary.BigEndian.Uint32(data[1:]))*4 > uint64(len(data)-6) {
+			return it, fmt.Errorf("postgres: malformed pgoutput truncate message")
+		}
+	case 'M':
 	default:
-		// Truncate, Type, Origin and logical decoding messages are not turned
-		// into events yet; they are not parsed either (a corrupt count in them
-		// would make pglogrepl allocate without bound).
+		// Type and Origin messages carry nothing Debezium emits; they are not
+		// parsed (a corrupt count would make pglogrepl allocate without bound).
 		return it, nil
 	}
 	if err := checkTuples(data); err != nil {
@@ -106,9 +125,30 @@ func (d *walDecoder) decode(walStart uint64, data []byte) (it walItem, err error
 	case *pglogrepl.InsertMessage:
 		return d.change(it, m.RelationID, "c", msgInsert, nil, m.Tuple)
 	case *pglogrepl.UpdateMessage:
-		return d.change(it, m.RelationID, "u", msgUpdate, m.OldTuple, m.NewTuple)
+		it, err = d.change(it, m.RelationID, "u", msgUpdate, m.OldTuple, m.NewTuple)
+		it.oldIsKey = m.OldTupleType == pglogrepl.UpdateMessageTupleTypeKey
+		return it, err
 	case *pglogrepl.DeleteMessage:
-		return d.change(it, m.RelationID, "d", msgDelete, m.OldTuple, nil)
+		it, err = d.change(it, m.RelationID, "d", msgDelete, m.OldTuple, nil)
+		it.oldIsKey = m.OldTupleType == pglogrepl.DeleteMessageTupleTypeKey
+		return it, err
+	case *pglogrepl.TruncateMessage:
+		if !d.inTx {
+			return it, fmt.Errorf("postgres: truncate outside a transaction")
+		}
+		it.kind, it.xid, it.commitTime, it.messageType = itemTruncate, d.xid, d.commit, msgTruncate
+		for _, id := range m.RelationIDs {
+			rel, ok := d.relations[id]
+			if !ok {
+				return it, fmt.Errorf("postgres: truncate of unknown relation %d", id)
+			}
+			it.rels = append(it.rels, rel)
+		}
+	case *pglogrepl.LogicalDecodingMessage:
+		it.kind, it.messageType, it.transactional, it.prefix, it.content = itemMessage, msgMessage, m.Transactional, m.Prefix, m.Content
+		if m.Transactional {
+			it.xid, it.commitTime = d.xid, d.commit
+		}
 	}
 	return it, nil
 }

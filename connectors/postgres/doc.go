@@ -25,9 +25,14 @@
 //     starts at the slot's consistent point (invariant 2).
 //   - Snapshot and streaming values go through the same text conversion.
 //
+// Replica identity, TOAST placeholders, truncate, skipped.operations,
+// column options and logical decoding messages are locked against Debezium
+// 3.6.1 captures by scenario_golden_test.go (testdata/debezium/pg_<name>.jsonl,
+// reference/debezium/run-pg-scenario.sh), records and per-record offsets.
+//
 // Not implemented yet: multi-dimensional arrays (fail the task), arrays of
 // range/geometric types, PostGIS geometry/geography; topic/schema name
-// sanitising; truncate and logical-decoding messages; transaction metadata;
-// heartbeats; signals and incremental snapshots; REPLICA IDENTITY FULL
-// before images are emitted but not compared with Debezium; decoderbufs.
+// sanitising; transaction metadata; heartbeats; signals and incremental
+// snapshots; refreshing an enum's allowed labels after ALTER TYPE … ADD
+// VALUE; decoderbufs.
 package postgres

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"fmt"
+	"reflect"
+	"strconv"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
@@ -31,8 +33,18 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 	ts := &tableSchema{table: t, topic: prefix + "." + t.Schema + "." + t.Name}
 	vb := connect.StructSchema().Name(ts.topic + ".Value").Optional()
 	fieldOf := make([]int, len(t.Columns))
+	keySchemas := make([]*connect.Schema, len(t.Columns)) // without column mappers, as Debezium's key
 	for i, c := range t.Columns {
 		ct := tm.column(c)
+		keySchemas[i] = ct.schema
+		if tm.rules != nil && !ct.omit {
+			id := t.Schema + "." + t.Name + "." + c.Name
+			if tm.rules.excluded(id) {
+				ct.omit = true
+			} else {
+				tm.rules.apply(id, c, &ct)
+			}
+		}
 		ts.cols = append(ts.cols, ct)
 		fieldOf[i] = -1
 		if ct.omit {
@@ -43,13 +55,27 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 		vb.Field(c.Name, ct.schema)
 	}
 	ts.value = vb.Build()
-	if len(t.PrimaryKey) > 0 {
+	if cols := tm.rules.keyColumns(t.ID()); cols != nil {
+		// message.key.columns: the listed columns, in table order.
+		kb := connect.StructSchema().Name(ts.topic + ".Key")
+		for i, c := range t.Columns {
+			for _, k := range cols {
+				if c.Name == k && fieldOf[i] >= 0 {
+					ts.keyIdx = append(ts.keyIdx, fieldOf[i])
+					kb.Field(c.Name, keySchemas[i])
+				}
+			}
+		}
+		if len(ts.keyIdx) > 0 {
+			ts.key = kb.Build()
+		}
+	} else if len(t.PrimaryKey) > 0 {
 		kb := connect.StructSchema().Name(ts.topic + ".Key")
 		for _, k := range t.PrimaryKey {
 			for i, c := range t.Columns {
 				if c.Name == k && fieldOf[i] >= 0 {
 					ts.keyIdx = append(ts.keyIdx, fieldOf[i])
-					kb.Field(c.Name, ts.cols[i].schema)
+					kb.Field(c.Name, keySchemas[i])
 				}
 			}
 		}
@@ -82,11 +108,14 @@ func (ts *tableSchema) convert(cells []cell) ([]any, error) {
 		if ct.omit {
 			continue
 		}
+		if ct.mask != nil {
+			out[j] = ct.mask
+			j++
+			continue
+		}
 		switch {
-		case c.unchanged && ct.stringy:
-			out[j] = unavailableValue
-		case c.unchanged && ct.bytesy:
-			out[j] = []byte(unavailableValue)
+		case c.unchanged && ct.unavailable != nil:
+			out[j] = ct.unavailable
 		case c.null || c.unchanged:
 			if !ct.schema.Optional {
 				if ct.schema.Default != nil {
@@ -99,6 +128,9 @@ func (ts *tableSchema) convert(cells []cell) ([]any, error) {
 			v, err := ct.fromText(c.text)
 			if err != nil {
 				return nil, fmt.Errorf("postgres: %s.%s: %w", ts.table.ID(), ts.table.Columns[i].Name, err)
+			}
+			if ct.post != nil {
+				v = ct.post(v)
 			}
 			out[j] = v
 		}
@@ -123,4 +155,44 @@ func (ts *tableSchema) keyOf(vals []any) *connect.Struct {
 		st.Values[j] = vals[i]
 	}
 	return st
+}
+
+// envelopeOpField is the index of "op" in every envelope (envelope.Schema).
+const envelopeOpField = 4
+
+// sameKey reports whether two rows (value field order) have the same key
+// column values, as Debezium compares the old and new key Structs.
+func (ts *tableSchema) sameKey(a, b []any) bool {
+	for _, i := range ts.keyIdx {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// headerValue renders a key struct as Kafka Connect's SimpleHeaderConverter
+// writes a Struct header (Values.convertToString): {"id":1,"code":"x"}.
+func headerValue(key any) []byte {
+	st, ok := key.(*connect.Struct)
+	if !ok || st == nil {
+		return nil
+	}
+	b := []byte{'{'}
+	for i, f := range st.Schema.Fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendQuote(b, f.Name)
+		b = append(b, ':')
+		switch v := st.Values[i].(type) {
+		case nil:
+			b = append(b, "null"...)
+		case string:
+			b = strconv.AppendQuote(b, v)
+		default:
+			b = fmt.Append(b, v)
+		}
+	}
+	return append(b, '}')
 }

@@ -135,7 +135,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 			prev = &o
 		}
 	}
-	t.types = &typeMapper{h: t.cfg.handling, reg: &typeRegistry{}}
+	t.types = &typeMapper{h: t.cfg.handling, reg: &typeRegistry{}, rules: t.cfg.rules}
 	if err := t.types.reg.load(ctx, t.conn); err != nil {
 		return err
 	}
@@ -272,6 +272,9 @@ func (t *Task) ensurePublication(ctx context.Context) error {
 		}
 	default:
 		stmt = "CREATE PUBLICATION " + name + " FOR ALL TABLES"
+	}
+	if c.publish != "" {
+		stmt += " WITH (publish = " + quoteLiteral(c.publish) + ")"
 	}
 	if _, err := t.conn.Exec(ctx, stmt); err != nil {
 		return fmt.Errorf("postgres: %s: %w", stmt, err)

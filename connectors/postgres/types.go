@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"crypto/md5"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -107,16 +108,23 @@ type colType struct {
 	schema   *connect.Schema
 	fromText func(string) (any, error)
 	fallback any
-	stringy  bool // string-typed: unchanged TOAST becomes the placeholder
-	bytesy   bool
-	omit     bool
+	elemText func(string) (any, error) // arrays: the element conversion
+	post     func(any) any             // column.truncate / column.mask.hash mapper of non-null values
+	mask     any                       // column.mask.with.N.chars: the value of every row, NULL included
+	// unavailable is the value of an unchanged TOASTed column (pgoutput
+	// 'u'), derived from unavailable.value.placeholder as Debezium's
+	// UnchangedToastedPlaceholder does for the type; nil = no placeholder
+	// (null, or the fallback in a NOT NULL column).
+	unavailable any
+	omit        bool
 }
 
 // typeMapper maps PostgreSQL columns to Connect schemas and conversions
 // under the connector's handling modes. reg may be nil (built-in types only).
 type typeMapper struct {
-	h   handling
-	reg *typeRegistry
+	h     handling
+	reg   *typeRegistry
+	rules *columnRules // column filters and mappers; nil = none
 }
 
 // numericPrecisionScale decodes a numeric atttypmod; ok is false for an
@@ -170,8 +178,10 @@ func mapColumn(c relational.Column) colType {
 func (m *typeMapper) column(c relational.Column) colType {
 	oid, typmod := m.reg.resolveDomain(c.TypeOID, c.TypeMod)
 	var ct colType
+	var eoid uint32 // element type of an array column
 	if t := m.reg.get(oid); t.isArray() {
-		eoid, emod := m.reg.resolveDomain(t.elem, typmod)
+		var emod int32
+		eoid, emod = m.reg.resolveDomain(t.elem, typmod)
 		el, ok := m.scalar(eoid, emod, true)
 		if !ok {
 			ct = m.unknown(oid, c.Optional)
@@ -194,8 +204,7 @@ func (m *typeMapper) column(c relational.Column) colType {
 	if ct.omit {
 		return ct
 	}
-	ct.stringy = ct.schema.Type == connect.String
-	ct.bytesy = ct.schema.Type == connect.Bytes && ct.schema.Name == ""
+	ct.unavailable = m.unavailable(oid, eoid, ct)
 	if ct.fallback == nil {
 		ct.fallback = zeroValue(ct.schema)
 	}
@@ -203,6 +212,87 @@ func (m *typeMapper) column(c relational.Column) colType {
 		ct.schema.Default = c.Default
 	}
 	return ct
+}
+
+// unavailable returns a column's value for an unchanged TOASTed value, as
+// Debezium 3.6's UnchangedToastedReplicationMessageColumn and
+// UnchangedToastedPlaceholder represent unavailable.value.placeholder: the
+// string for string columns (json, xml, bytea in base64/hex modes…), its
+// bytes for bytea, a one-element list for arrays of text, varchar, char,
+// json, jsonb, bytea and uuid (the uuid is UUID.nameUUIDFromBytes of the
+// placeholder), the placeholder's bytes as numbers for int4, date and int8
+// arrays, {placeholder: placeholder} for hstore. nil for other types.
+func (m *typeMapper) unavailable(oid, elem uint32, ct colType) any {
+	p := m.h.placeholder
+	if p == "" {
+		p = unavailableValue
+	}
+	if elem != 0 {
+		items := ct.schema.ValueSchema
+		switch elem {
+		case oidText, oidVarchar, oidBPChar, oidJSON, oidJSONB:
+			return []any{p}
+		case oidBytea:
+			v, err := parseArray(`{"\\x`+hex.EncodeToString([]byte(p))+`"}`, ct.elemText)
+			if err != nil {
+				return nil
+			}
+			return v
+		case oidUUID:
+			return []any{nameUUIDFromBytes([]byte(p))}
+		case oidInt4, oidDate:
+			if items == nil || items.Type != connect.Int32 {
+				return nil
+			}
+			out := make([]any, len(p))
+			for i := 0; i < len(p); i++ {
+				out[i] = int32(int8(p[i]))
+			}
+			return out
+		case oidInt8:
+			out := make([]any, len(p))
+			for i := 0; i < len(p); i++ {
+				out[i] = int64(int8(p[i]))
+			}
+			return out
+		}
+		return nil
+	}
+	if t := m.reg.get(oid); t != nil && t.name == "hstore" {
+		v, err := ct.fromText(hstoreQuote(p) + "=>" + hstoreQuote(p))
+		if err != nil {
+			return nil
+		}
+		return v
+	}
+	switch {
+	case ct.schema.Type == connect.String:
+		return p
+	case ct.schema.Type == connect.Bytes && ct.schema.Name == "":
+		return []byte(p)
+	}
+	return nil
+}
+
+func hstoreQuote(s string) string {
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '"' || s[i] == '\\' {
+			b = append(b, '\\')
+		}
+		b = append(b, s[i])
+	}
+	return string(append(b, '"'))
+}
+
+// nameUUIDFromBytes is Java's UUID.nameUUIDFromBytes (version 3, MD5).
+func nameUUIDFromBytes(b []byte) string {
+	h := md5.Sum(b)
+	h[6] = h[6]&0x0f | 0x30
+	h[8] = h[8]&0x3f | 0x80
+	x := hex.EncodeToString(h[:])
+	return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
 }
 
 func cloneRequired(s *connect.Schema) *connect.Schema {
@@ -241,7 +331,7 @@ func arrayType(el colType, optional bool) colType {
 		b.Optional()
 	}
 	conv := el.fromText
-	return colType{schema: b.Build(), fromText: func(s string) (any, error) { return parseArray(s, conv) }}
+	return colType{schema: b.Build(), elemText: conv, fromText: func(s string) (any, error) { return parseArray(s, conv) }}
 }
 
 // scalar maps a non-array type; ok is false for a type Debezium does not know.

@@ -95,9 +95,33 @@ func readProperties(t *testing.T, path string, into map[string]string) {
 		}
 		k, v, ok := strings.Cut(l, "=")
 		if ok {
-			into[strings.TrimSpace(k)] = strings.TrimSpace(v)
+			into[strings.TrimSpace(k)] = javaUnescape(strings.TrimSpace(v))
 		}
 	}
+}
+
+// javaUnescape undoes .properties escapes: \\x is x (\\\\ a backslash).
+func javaUnescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			switch s[i] {
+			case 't':
+				b.WriteByte('\t')
+			case 'n':
+				b.WriteByte('\n')
+			default:
+				b.WriteByte(s[i])
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // goldenLines reads a capture: raw lines and, per line, topic, op and after.id.

@@ -1,0 +1,20 @@
+-- Changes of scenario "replica_identity", each statement its own transaction.
+INSERT INTO toast_default SELECT * FROM big_row(2);
+UPDATE toast_default SET n = 1 WHERE id = 1;
+UPDATE toast_default SET n = 2, t = 'short', ia = '{1,2}' WHERE id = 2;
+UPDATE toast_default SET id = 3 WHERE id = 2;
+DELETE FROM toast_default WHERE id = 1;
+UPDATE toast_full SET n = 1 WHERE id = 1;
+DELETE FROM toast_full WHERE id = 1;
+INSERT INTO nopk VALUES (2, 'two');
+INSERT INTO nopk_full VALUES (1, 'one');
+UPDATE nopk_full SET b = 'uno' WHERE a = 1;
+DELETE FROM nopk_full WHERE a = 1;
+INSERT INTO ri_nothing VALUES (2, 'two');
+UPDATE ri_index SET v = 'uno' WHERE id = 1;
+UPDATE ri_index SET code = 11 WHERE id = 1;
+DELETE FROM ri_index WHERE id = 1;
+INSERT INTO ri_index_nopk VALUES (1, 'one', 5);
+UPDATE ri_index_nopk SET v = 'uno' WHERE code = 1;
+UPDATE ri_index_nopk SET code = 2 WHERE code = 1;
+DELETE FROM ri_index_nopk WHERE code = 2;
