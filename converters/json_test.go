@@ -98,3 +98,23 @@ func TestTwosComplement(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkJSONEnvelope10 converts one 10-column Debezium envelope (with
+// its source block) through JsonConverter with schemas.enable=true: the
+// per-record cost of the default output path.
+func BenchmarkJSONEnvelope10(b *testing.B) {
+	c := NewJSONConverter()
+	env, ev := envelope10()
+	out, err := c.FromConnect("bench.public.t", env, ev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(out)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := c.FromConnect("bench.public.t", env, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

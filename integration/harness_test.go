@@ -53,6 +53,7 @@ type daemon struct {
 	schemaRegistry string // host:port of the embedded schema registry
 	log            *syncBuffer
 	exited         chan struct{}
+	args           []string // extra arguments, e.g. -o key=value
 }
 
 type syncBuffer struct {
@@ -89,12 +90,12 @@ func newDaemon(t *testing.T) *daemon {
 func (d *daemon) start() {
 	d.t.Helper()
 	d.log = &syncBuffer{}
-	d.cmd = exec.Command(binPath,
-		"-o", "listeners="+d.rest,
-		"-o", "embedded.kafka.listener="+d.kafka,
-		"-o", "data.dir="+d.dataDir,
-		"-o", "schema.registry.listener="+d.schemaRegistry,
-		"-o", "offset.flush.interval.ms=500")
+	d.cmd = exec.Command(binPath, append([]string{
+		"-o", "listeners=" + d.rest,
+		"-o", "embedded.kafka.listener=" + d.kafka,
+		"-o", "data.dir=" + d.dataDir,
+		"-o", "schema.registry.listener=" + d.schemaRegistry,
+		"-o", "offset.flush.interval.ms=500"}, d.args...)...)
 	d.cmd.Stdout, d.cmd.Stderr = d.log, d.log
 	if err := d.cmd.Start(); err != nil {
 		d.t.Fatal(err)

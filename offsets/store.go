@@ -64,7 +64,9 @@ var _ Store = (*KafkaStore)(nil)
 // OpenKafka opens (creating if missing) the offsets topic and reads it.
 func OpenKafka(ctx context.Context, brokers []string, topic string, partitions int32, rf int16, opts ...kgo.Opt) (*KafkaStore, error) {
 	s := &KafkaStore{data: map[string][]byte{}}
-	l, err := kafkalog.Open(ctx, brokers, topic, kafkalog.TopicSpec{Partitions: partitions, ReplicationFactor: rf}, s.apply, opts...)
+	// read_committed: under exactly-once source support, offsets are
+	// written inside the tasks' transactions; an aborted one must not count.
+	l, err := kafkalog.Open(ctx, brokers, topic, kafkalog.TopicSpec{Partitions: partitions, ReplicationFactor: rf, ReadCommitted: true}, s.apply, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -125,19 +127,31 @@ func (s *KafkaStore) Get(ctx context.Context, connector string, partition map[st
 	return normalize(off), nil
 }
 
+// Record returns the offsets-topic key and value of e (a nil value for a
+// nil Offset), as OffsetStorageWriter serialises them.
+func Record(e Entry) (key, value []byte, err error) {
+	if key, err = Key(e.Connector, e.Partition); err != nil {
+		return nil, nil, err
+	}
+	if e.Offset != nil {
+		if value, err = marshal(e.Offset); err != nil {
+			return nil, nil, err
+		}
+	}
+	return key, value, nil
+}
+
+// Topic returns the offsets topic's name (exactly-once source tasks write
+// their offsets to it in their own transactions).
+func (s *KafkaStore) Topic() string { return s.log.Topic() }
+
 // Put implements Store.
 func (s *KafkaStore) Put(ctx context.Context, entries []Entry) error {
 	recs := make([]kafkalog.Record, 0, len(entries))
 	for _, e := range entries {
-		k, err := Key(e.Connector, e.Partition)
+		k, v, err := Record(e)
 		if err != nil {
 			return err
-		}
-		var v []byte
-		if e.Offset != nil {
-			if v, err = marshal(e.Offset); err != nil {
-				return err
-			}
 		}
 		recs = append(recs, kafkalog.Record{Key: k, Value: v})
 	}

@@ -34,6 +34,7 @@ var workerDefaults = map[string]string{
 	"status.storage.replication.factor": "-1",
 	"offset.flush.interval.ms":          "60000",
 	"offset.flush.timeout.ms":           "5000",
+	"exactly.once.source.support":       "disabled",
 }
 
 // Get returns key's value or its default.

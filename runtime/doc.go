@@ -18,4 +18,23 @@
 // final offset flush, and is the only state in which offsets may be
 // altered or reset. Task configs take effect on their commit record only;
 // tasks restart when their committed configs change.
+//
+// Retries (retry.go, errors.go): a task failure is a *TaskError naming its
+// stage; IsRetriable classifies the cause (connection refused/reset,
+// timeouts, SQLSTATE 08xxx/57P0x, retriable Kafka errors,
+// *connect.RetriableError). A retriable failure while streaming restarts
+// the task as a fresh instance that resumes from the last committed
+// offset, after a backoff, with status RESTARTING and the cause as trace:
+// Debezium's errors.max.retries / retriable.restart.connector.wait.ms for
+// the connector's stages, Kafka Connect's errors.retry.timeout for the
+// worker's. A failure of the first Start fails the task (Debezium's
+// startup errors).
+//
+// Exactly-once source (source_task_eos.go, KIP-618): with the worker's
+// exactly.once.source.support=enabled each task owns a transactional
+// producer (transactional.id <group.id>-<connector>-<task>), initialised
+// before the task reads its offsets so that zombies are fenced; each
+// polled batch and its offsets go to Kafka in one transaction, and
+// SourceTask.Commit follows the commit. The offsets topic is read with
+// read_committed.
 package runtime

@@ -1,11 +1,16 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"syscall"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // ErrNotFound is returned for an unknown connector or task (REST 404).
@@ -55,3 +60,79 @@ type PluginNotFoundError struct{ Plugin string }
 
 func (e *PluginNotFoundError) Error() string { return "Unknown plugin " + e.Plugin + "." }
 func (e *PluginNotFoundError) Unwrap() error { return ErrNotFound }
+
+// Stage says where in a source task's pipeline an error happened, with
+// Kafka Connect's names (org.apache.kafka.connect.runtime.errors.Stage).
+type Stage string
+
+// Stages of a source task.
+const (
+	StageTaskStart      Stage = "TASK_START" // SourceTask.Start (Kafka Connect has no stage for it)
+	StageTaskPoll       Stage = "TASK_POLL"
+	StageKeyConverter   Stage = "KEY_CONVERTER"
+	StageValueConverter Stage = "VALUE_CONVERTER"
+	StageKafkaProduce   Stage = "KAFKA_PRODUCE"
+)
+
+// connectorStage reports whether s is inside the connector (its own
+// retry policy applies, Debezium's errors.max.retries) rather than the
+// worker (Kafka Connect's errors.retry.timeout).
+func (s Stage) connectorStage() bool { return s == StageTaskStart || s == StageTaskPoll }
+
+// TaskError is a source task failure: the task, the stage and the cause.
+// Its message is the cause's, so that status traces read as the cause.
+type TaskError struct {
+	Task  TaskID
+	Stage Stage
+	Err   error
+}
+
+func (e *TaskError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *TaskError) Unwrap() error { return e.Err }
+
+// IsRetriable reports whether err may go away when the failed operation or
+// task is tried again: a *connect.RetriableError anywhere in the chain; a
+// refused, reset, aborted or timed-out connection; a connection closed
+// mid-protocol (io.ErrUnexpectedEOF, io.EOF); a network timeout or
+// context.DeadlineExceeded; a database error of SQLSTATE class 08
+// (connection exception) or 57P01-57P03 (server shut down or starting up,
+// as Debezium's PostgresErrorHandler); an error a client says is safe to
+// retry (pgconn's SafeToRetry); a retriable Kafka error. A cancelled
+// context is never retriable: it is a stop.
+func IsRetriable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var re *connect.RetriableError
+	if errors.As(err, &re) {
+		return true
+	}
+	for _, errno := range []syscall.Errno{syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED,
+		syscall.EPIPE, syscall.ETIMEDOUT, syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.ENETDOWN} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var sqlErr interface{ SQLState() string }
+	if errors.As(err, &sqlErr) {
+		code := sqlErr.SQLState()
+		if strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03" {
+			return true
+		}
+	}
+	var safe interface{ SafeToRetry() bool }
+	if errors.As(err, &safe) && safe.SafeToRetry() {
+		return true
+	}
+	return kerr.IsRetriable(err)
+}

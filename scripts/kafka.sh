@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Fetches the Apache Kafka broker (KRaft) the integration tests run against
+# from Maven Central into a cache directory, once: a second run finds the
+# jars and downloads nothing. Prints the directory holding the jars.
+#   scripts/kafka.sh            -> $CONNECTD_KAFKA_CACHE (default ~/.cache/connectd/kafka-<version>)/lib
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+pom="$root/integration/kafka/pom.xml"
+version=$(sed -n 's:.*<version.kafka>\(.*\)</version.kafka>.*:\1:p' "$pom")
+cache=${CONNECTD_KAFKA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/connectd/kafka-$version}
+lib="$cache/lib"
+if [ ! -f "$lib/.complete" ]; then
+  command -v java >/dev/null || { echo "kafka.sh: java (17+) is missing" >&2; exit 1; }
+  command -v mvn >/dev/null || { echo "kafka.sh: mvn is missing" >&2; exit 1; }
+  echo "kafka.sh: fetching Apache Kafka $version from Maven Central into $lib" >&2
+  rm -rf "$lib" && mkdir -p "$lib"
+  mvn -q -B -f "$pom" dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$lib" >&2
+  ls "$lib"/kafka_2.13-"$version".jar >/dev/null
+  touch "$lib/.complete"
+fi
+echo "$lib"
