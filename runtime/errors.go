@@ -72,6 +72,7 @@ const (
 	StageKeyConverter   Stage = "KEY_CONVERTER"
 	StageValueConverter Stage = "VALUE_CONVERTER"
 	StageKafkaProduce   Stage = "KAFKA_PRODUCE"
+	StageTransformation Stage = "TRANSFORMATION"
 )
 
 // connectorStage reports whether s is inside the connector (its own

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/connectd/connectd/transforms"
 	"log/slog"
 	"sort"
 	"strconv"
@@ -653,8 +654,14 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 	}
 	logger := h.connectorLogger(rc.config)
 	newWorker := func() (*workerSourceTask, error) {
+		// Transformations come from the connector's config, as in Kafka
+		// Connect; a fresh chain per task instance (SMTs may keep state).
+		chain, err := transforms.NewChain(rc.config)
+		if err != nil {
+			return nil, err
+		}
 		w := &workerSourceTask{
-			id: id, task: conn.NewTask(), cfg: cfg, keyConv: keyConv, valConv: valConv,
+			id: id, task: conn.NewTask(), cfg: cfg, keyConv: keyConv, valConv: valConv, chain: chain,
 			producer: h.producer, topics: h.topics, store: h.store, flushInt: h.flushInt, flushTO: h.flushTO, log: h.taskLog,
 			setState: func(state, trace string) { h.putStatus(taskStatusKey(id), state, trace) },
 			gate:     rt.gate,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/connectd/connectd/transforms"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -31,6 +32,7 @@ type workerSourceTask struct {
 	cfg      map[string]string
 	keyConv  connect.Converter
 	valConv  connect.Converter
+	chain    *transforms.Chain // the connector's SMTs; nil = none
 	producer *kgo.Client
 	topics   *topicCreator
 	store    offsets.Store
@@ -101,6 +103,7 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 		if stopErr := w.task.Stop(); stopErr != nil {
 			w.log.Warn("task stop", "task", w.id, "err", stopErr)
 		}
+		w.chain.Close()
 	}()
 	tc := taskContext{r: offsetReader{store: w.store, connector: w.id.Connector}, logger: w.logger}
 	if tc.logger == nil {
@@ -191,6 +194,13 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 }
 
 func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord) error {
+	rec, err := w.transform(rec)
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		return nil
+	}
 	kr, err := w.toKafka(ctx, rec)
 	if err != nil {
 		return err
@@ -208,6 +218,23 @@ func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord) 
 		w.recordActiveTopic(rec.Topic)
 	})
 	return nil
+}
+
+// transform runs rec through the connector's transformation chain. A
+// record the chain drops returns nil, and its offset is still committed,
+// in order with the records around it (as Kafka Connect does).
+func (w *workerSourceTask) transform(rec *connect.SourceRecord) (*connect.SourceRecord, error) {
+	if w.chain == nil {
+		return rec, nil
+	}
+	out, err := w.chain.Apply(rec)
+	if err != nil {
+		return nil, &TaskError{Task: w.id, Stage: StageTransformation, Err: err}
+	}
+	if out == nil && w.txn == nil {
+		w.submitted.ack(w.submitted.submit(rec.SourcePartition, rec.SourceOffset))
+	}
+	return out, nil
 }
 
 // toKafka converts rec and makes sure its topic exists.

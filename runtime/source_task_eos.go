@@ -103,13 +103,20 @@ func (w *workerSourceTask) commitTransaction(ctx context.Context, recs []*connec
 	last := map[string]offsets.Entry{}
 	topics := map[string]bool{}
 	for _, rec := range recs {
-		kr, err := w.toKafka(ctx, rec)
+		out, err := w.transform(rec)
 		if err != nil {
 			w.abort()
 			return err
 		}
-		w.txn.Produce(ctx, kr, promise)
-		topics[rec.Topic] = true
+		if out != nil { // a dropped record still moves its partition's offset
+			kr, err := w.toKafka(ctx, out)
+			if err != nil {
+				w.abort()
+				return err
+			}
+			w.txn.Produce(ctx, kr, promise)
+			topics[out.Topic] = true
+		}
 		if rec.SourcePartition == nil {
 			continue
 		}

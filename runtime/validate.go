@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"github.com/connectd/connectd/transforms"
 	"strings"
 
 	"github.com/connectd/connectd/connect"
@@ -114,6 +115,11 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 	for _, e := range conn.Validate(cfg) {
 		addErr(e.Key, e.Message)
 	}
+	// The transformation chain: each alias's plugin keys and the errors
+	// only configuring the plugins reveals (ConnectorConfig.enrich).
+	for _, e := range transforms.Validate(cfg) {
+		addErr(e.Key, e.Message)
+	}
 	// The converters must also accept their own properties.
 	for _, isKey := range []bool{true, false} {
 		if _, err := newConverter(h.cfg, cfg, isKey); err != nil {
@@ -136,26 +142,13 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 }
 
 // enrichedDef is the base source connector definition plus, as
-// ConnectorConfig.enrich, a "<alias>.type" key per transformation and
-// predicate alias, which must name a registered plugin of that kind.
+// ConnectorConfig.enrich, the keys of each transformation and predicate
+// alias: "<alias>.type" (which must name a registered plugin of that kind),
+// the plugin's own keys, "negate" and "predicate" (transforms.ConfigDef).
 func (h *Herder) enrichedDef(cfg map[string]string) *connect.ConfigDef {
 	d := sourceConnectorConfigDef()
-	for _, kind := range []struct{ key, group, label, typ string }{
-		{"transforms", groupTransforms, "Transformation", connect.PluginTransformation},
-		{"predicates", groupPredicates, "Predicate", connect.PluginPredicate},
-	} {
-		for _, alias := range splitList(cfg[kind.key]) {
-			typ := kind.typ
-			d.Define(connect.ConfigKey{Name: kind.key + "." + alias + ".type", Type: connect.TypeClass, Importance: connect.High,
-				Doc: "Class for the '" + alias + "' " + strings.ToLower(kind.label) + ".", Group: kind.group + ": " + alias,
-				OrderInGroup: 0, Width: "LONG", DisplayName: kind.label + " type for " + alias,
-				Validator: func(v string) string {
-					if p, ok := h.plugins.Plugin(v); ok && p.Type == typ {
-						return ""
-					}
-					return "Class " + v + " could not be found."
-				}})
-		}
+	for _, k := range transforms.ConfigDef(cfg).Keys() {
+		d.Define(*k)
 	}
 	return d
 }

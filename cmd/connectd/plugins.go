@@ -5,6 +5,7 @@ import (
 	"github.com/connectd/connectd/connectors/postgres"
 	"github.com/connectd/connectd/converters"
 	"github.com/connectd/connectd/rest"
+	"github.com/connectd/connectd/transforms"
 )
 
 // plugins returns every connector class this binary ships.
@@ -17,5 +18,6 @@ func plugins() *connect.Plugins {
 		p.RegisterPlugin(connect.PluginDesc{Class: converters.JSONConverterClass, Type: typ, Version: rest.Version}, "JsonConverter")
 	}
 	p.RegisterPlugin(connect.PluginDesc{Class: converters.AvroConverterClass, Type: connect.PluginConverter, Version: rest.Version}, "AvroConverter")
+	transforms.Register(p)
 	return p
 }
