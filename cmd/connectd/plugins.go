@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/mysql"
 	"github.com/connectd/connectd/connectors/postgres"
 	"github.com/connectd/connectd/converters"
 	"github.com/connectd/connectd/rest"
@@ -12,6 +13,8 @@ import (
 func plugins() *connect.Plugins {
 	p := connect.NewPlugins()
 	p.RegisterSource(postgres.ClassName, postgres.New, "PostgresConnector", "Postgres")
+	p.RegisterSource(mysql.ClassName, mysql.New, mysql.Aliases...)
+	p.RegisterSource(mysql.MariaDBClassName, mysql.NewMariaDB, mysql.MariaDBAliases...)
 	// JsonConverter is both a Converter and a HeaderConverter in Kafka
 	// Connect and is listed under both types.
 	for _, typ := range []string{connect.PluginConverter, connect.PluginHeaderConverter} {

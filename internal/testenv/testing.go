@@ -20,3 +20,19 @@ func PostgresT(t testing.TB) *Postgres {
 	})
 	return pg
 }
+
+// MariaDBT starts a MariaDB server (binlog ROW) for a test and stops it at
+// cleanup. A failure to start fails the test: real-database tests never skip.
+func MariaDBT(t testing.TB) *MariaDB {
+	t.Helper()
+	m, err := StartMariaDB(context.Background())
+	if err != nil {
+		t.Fatalf("start MariaDB: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := m.Stop(); err != nil {
+			t.Logf("stop MariaDB: %v", err)
+		}
+	})
+	return m
+}

@@ -1,0 +1,171 @@
+package mysql
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/go-mysql-org/go-mysql/client"
+
+	"github.com/connectd/connectd/connectors/internal/relational"
+)
+
+// column is one column as information_schema.COLUMNS describes it.
+type column struct {
+	relational.Column
+	dataType   string // DATA_TYPE, lower case: "int", "varchar", "datetime", …
+	columnType string // COLUMN_TYPE: "int(10) unsigned", "enum('a','b')", …
+	unsigned   bool
+	precision  int // NUMERIC_PRECISION, or the length of BIT(n)/BINARY(n)
+	scale      int // NUMERIC_SCALE
+	fsp        int // DATETIME_PRECISION
+	length     int // CHARACTER_MAXIMUM_LENGTH (bytes for binary types)
+	defaultSQL *string
+	options    []string // ENUM / SET values
+}
+
+// table is a captured table's structure.
+type table struct {
+	relational.Table
+	cols []column
+}
+
+// listTables returns the captured tables as [database, table], sorted as
+// Debezium snapshots them (by table id).
+func listTables(conn *client.Conn, c *config) ([][2]string, error) {
+	r, err := conn.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'`)
+	if err != nil {
+		return nil, fmt.Errorf("mysql: list tables: %w", err)
+	}
+	var out [][2]string
+	for i := range r.Values {
+		db, _ := r.GetString(i, 0)
+		tb, _ := r.GetString(i, 1)
+		if c.included(db, tb) {
+			out = append(out, [2]string{db, tb})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i][0] != out[j][0] {
+			return out[i][0] < out[j][0]
+		}
+		return out[i][1] < out[j][1]
+	})
+	return out, nil
+}
+
+// loadTable reads one table's columns and primary key from information_schema.
+func loadTable(conn *client.Conn, db, name string) (*table, error) {
+	q := `SELECT COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT,
+	  COALESCE(NUMERIC_PRECISION, 0), COALESCE(NUMERIC_SCALE, 0), COALESCE(DATETIME_PRECISION, 0),
+	  COALESCE(CHARACTER_OCTET_LENGTH, 0), COLUMN_KEY
+	FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`
+	r, err := conn.Execute(q, db, name)
+	if err != nil {
+		return nil, fmt.Errorf("mysql: read columns of %s.%s: %w", db, name, err)
+	}
+	t := &table{Table: relational.Table{Schema: db, Name: name}}
+	for i := range r.Values {
+		var c column
+		c.Name, _ = r.GetString(i, 0)
+		pos, _ := r.GetInt(i, 1)
+		c.Position = int(pos)
+		c.dataType, _ = r.GetString(i, 2)
+		c.dataType = strings.ToLower(c.dataType)
+		c.columnType, _ = r.GetString(i, 3)
+		c.TypeName = c.dataType
+		nullable, _ := r.GetString(i, 4)
+		c.Optional = nullable == "YES"
+		if isNull, _ := r.IsNull(i, 5); !isNull {
+			d, _ := r.GetString(i, 5)
+			c.defaultSQL = &d
+		}
+		p, _ := r.GetInt(i, 6)
+		s, _ := r.GetInt(i, 7)
+		f, _ := r.GetInt(i, 8)
+		l, _ := r.GetInt(i, 9)
+		c.precision, c.scale, c.fsp, c.length = int(p), int(s), int(f), int(l)
+		c.unsigned = strings.Contains(strings.ToLower(c.columnType), "unsigned")
+		switch c.dataType {
+		case "enum", "set":
+			c.options = parseOptions(c.columnType)
+		case "bit":
+			c.precision = parenInt(c.columnType, 1)
+		}
+		key, _ := r.GetString(i, 10)
+		if key == "PRI" {
+			t.PrimaryKey = append(t.PrimaryKey, c.Name)
+		}
+		t.cols = append(t.cols, c)
+		t.Columns = append(t.Columns, c.Column)
+	}
+	if len(t.cols) == 0 {
+		return nil, fmt.Errorf("mysql: table %s.%s has no columns (dropped?)", db, name)
+	}
+	// COLUMN_KEY=PRI lists key columns in table order; the key order is the
+	// index's, from STATISTICS.
+	if len(t.PrimaryKey) > 1 {
+		r, err := conn.Execute(`SELECT COLUMN_NAME FROM information_schema.STATISTICS
+		  WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND INDEX_NAME = 'PRIMARY' ORDER BY SEQ_IN_INDEX`, db, name)
+		if err != nil {
+			return nil, fmt.Errorf("mysql: read primary key of %s.%s: %w", db, name, err)
+		}
+		t.PrimaryKey = t.PrimaryKey[:0]
+		for i := range r.Values {
+			n, _ := r.GetString(i, 0)
+			t.PrimaryKey = append(t.PrimaryKey, n)
+		}
+	}
+	return t, nil
+}
+
+// parseOptions returns the values of "enum('a','b”c')" / "set(...)".
+func parseOptions(ct string) []string {
+	open := strings.IndexByte(ct, '(')
+	if open < 0 {
+		return nil
+	}
+	s := ct[open+1:]
+	var out []string
+	for {
+		s = strings.TrimLeft(s, " ,")
+		if s == "" || s[0] != '\'' {
+			return out
+		}
+		var b strings.Builder
+		i := 1
+		for i < len(s) {
+			if s[i] == '\'' {
+				if i+1 < len(s) && s[i+1] == '\'' {
+					b.WriteByte('\'')
+					i += 2
+					continue
+				}
+				break
+			}
+			if s[i] == '\\' && i+1 < len(s) {
+				i++
+			}
+			b.WriteByte(s[i])
+			i++
+		}
+		out = append(out, b.String())
+		s = s[i+1:]
+	}
+}
+
+func parenInt(ct string, def int) int {
+	open := strings.IndexByte(ct, '(')
+	end := strings.IndexByte(ct, ')')
+	if open < 0 || end < open {
+		return def
+	}
+	n, err := strconv.Atoi(ct[open+1 : end])
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }

@@ -1,0 +1,329 @@
+package mysql
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/connectd/connectd/connect"
+)
+
+// Configuration keys, as Debezium's MySqlConnectorConfig / MariaDbConnectorConfig
+// (BinlogConnectorConfig) in 3.6.
+const (
+	KeyConnectorClass          = "connector.class"
+	KeyHostname                = "database.hostname"
+	KeyPort                    = "database.port"
+	KeyUser                    = "database.user"
+	KeyPassword                = "database.password"
+	KeyServerID                = "database.server.id"
+	KeyTopicPrefix             = "topic.prefix"
+	KeyDatabaseIncludeList     = "database.include.list"
+	KeyDatabaseExcludeList     = "database.exclude.list"
+	KeyTableIncludeList        = "table.include.list"
+	KeyTableExcludeList        = "table.exclude.list"
+	KeySnapshotMode            = "snapshot.mode"
+	KeySnapshotLockingMode     = "snapshot.locking.mode"
+	KeyIncludeSchemaChanges    = "include.schema.changes"
+	KeyHistoryTopic            = "schema.history.internal.kafka.topic"
+	KeyHistoryBootstrap        = "schema.history.internal.kafka.bootstrap.servers"
+	KeyGTIDSourceIncludes      = "gtid.source.includes"
+	KeyGTIDSourceExcludes      = "gtid.source.excludes"
+	KeyHeartbeatIntervalMs     = "heartbeat.interval.ms"
+	KeyTombstonesOnDelete      = "tombstones.on.delete"
+	KeyDecimalHandlingMode     = "decimal.handling.mode"
+	KeyTimePrecisionMode       = "time.precision.mode"
+	KeyBigintUnsignedMode      = "bigint.unsigned.handling.mode"
+	KeyBinaryHandlingMode      = "binary.handling.mode"
+	KeyDeserializationFailure  = "event.deserialization.failure.handling.mode"
+	KeyConnectionTimeZone      = "database.connectionTimeZone"
+	KeyMaxBatchSize            = "max.batch.size"
+	KeyMaxQueueSize            = "max.queue.size"
+	KeyPollIntervalMs          = "poll.interval.ms"
+	KeyConnectTimeoutMs        = "connect.timeout.ms"
+	KeySkipUnparseableDDL      = "schema.history.internal.skip.unparseable.ddl"
+	KeyStoreOnlyCapturedTables = "schema.history.internal.store.only.captured.tables.ddl"
+)
+
+// Snapshot modes (snapshot.mode); schema_only and schema_only_recovery are
+// Debezium's deprecated names for no_data and recovery.
+const (
+	SnapshotInitial     = "initial"
+	SnapshotInitialOnly = "initial_only"
+	SnapshotNoData      = "no_data"
+	SnapshotWhenNeeded  = "when_needed"
+	SnapshotAlways      = "always"
+	SnapshotRecovery    = "recovery"
+	SnapshotConfigBased = "configuration_based"
+)
+
+// snapshotModes maps every accepted spelling to its mode and whether
+// connectd implements it.
+var snapshotModes = map[string]struct {
+	mode      string
+	supported bool
+}{
+	"initial": {SnapshotInitial, true}, "initial_only": {SnapshotInitialOnly, true},
+	"no_data": {SnapshotNoData, true}, "schema_only": {SnapshotNoData, true}, "never": {SnapshotNoData, true},
+	"when_needed": {SnapshotWhenNeeded, false}, "always": {SnapshotAlways, false},
+	"recovery": {SnapshotRecovery, false}, "schema_only_recovery": {SnapshotRecovery, false},
+	"configuration_based": {SnapshotConfigBased, false},
+}
+
+func positiveInt(v string) string {
+	if n, err := strconv.Atoi(v); err != nil || n <= 0 {
+		return "must be a positive integer"
+	}
+	return ""
+}
+
+func regexList(v string) string {
+	for _, p := range splitList(v) {
+		if _, err := regexp.Compile(p); err != nil {
+			return fmt.Sprintf("invalid regular expression %q: %v", p, err)
+		}
+	}
+	return ""
+}
+
+// onlyDefault accepts Debezium's values but reports those connectd does not
+// implement yet, naming the supported one.
+func onlyDefault(def string) func(string) string {
+	return func(v string) string {
+		if !strings.EqualFold(v, def) {
+			return "connectd supports only " + def + " for now"
+		}
+		return ""
+	}
+}
+
+var (
+	defsOnce sync.Once
+	defs     map[flavor]*connect.ConfigDef
+)
+
+func configDef(f flavor) *connect.ConfigDef {
+	defsOnce.Do(func() {
+		defs = map[flavor]*connect.ConfigDef{flavorMySQL: buildDef(flavorMySQL), flavorMariaDB: buildDef(flavorMariaDB)}
+	})
+	return defs[f]
+}
+
+func buildDef(f flavor) *connect.ConfigDef {
+	db := "MySQL"
+	if f == flavorMariaDB {
+		db = "MariaDB"
+	}
+	return connect.NewConfigDef().
+		Define(connect.ConfigKey{Name: KeyConnectorClass, Type: connect.TypeString, Default: connect.Str(f.className()), Importance: connect.High,
+			Doc: "The connector class: " + f.className() + "."}).
+		Define(connect.ConfigKey{Name: KeyHostname, Type: connect.TypeString, Importance: connect.High, Group: "Connection",
+			Doc: "Resolvable hostname or IP address of the " + db + " server."}).
+		Define(connect.ConfigKey{Name: KeyPort, Type: connect.TypeInt, Default: connect.Str("3306"), Importance: connect.High, Group: "Connection",
+			Doc: "Port of the " + db + " server.",
+			Validator: func(v string) string {
+				if n, _ := strconv.Atoi(v); n < 1 || n > 65535 {
+					return "must be a port number between 1 and 65535"
+				}
+				return ""
+			}}).
+		Define(connect.ConfigKey{Name: KeyUser, Type: connect.TypeString, Importance: connect.High, Group: "Connection",
+			Doc: "Database user; needs SELECT, RELOAD (FLUSH TABLES WITH READ LOCK), REPLICATION SLAVE and REPLICATION CLIENT."}).
+		Define(connect.ConfigKey{Name: KeyPassword, Type: connect.TypePassword, Default: connect.Str(""), Importance: connect.High, Group: "Connection",
+			Doc: "Password of the database user."}).
+		Define(connect.ConfigKey{Name: KeyServerID, Type: connect.TypeLong, Importance: connect.High, Group: "Connection",
+			Doc: "Numeric id this connector uses as a replica when reading the binlog; unique among the server's replicas.",
+			Validator: func(v string) string {
+				if n, err := strconv.ParseUint(v, 10, 32); err != nil || n == 0 {
+					return "must be an integer between 1 and 4294967295"
+				}
+				return ""
+			}}).
+		Define(connect.ConfigKey{Name: KeyTopicPrefix, Type: connect.TypeString, Importance: connect.High, Group: "Connector",
+			Doc: "Topic prefix (the logical server name): topics are <topic.prefix>.<database>.<table>.",
+			Validator: func(v string) string {
+				if !regexp.MustCompile(`^[a-zA-Z0-9._-]+$`).MatchString(v) {
+					return "can only contain alphanumeric characters, dots, dashes and underscores"
+				}
+				return ""
+			}}).
+		Define(connect.ConfigKey{Name: KeyDatabaseIncludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.High, Group: "Filters",
+			Doc: "Comma-separated regular expressions matched (anchored) against database names; empty = all but the system databases.", Validator: regexList}).
+		Define(connect.ConfigKey{Name: KeyDatabaseExcludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+			Doc: "Regular expressions of databases not captured (only without database.include.list).", Validator: regexList}).
+		Define(connect.ConfigKey{Name: KeyTableIncludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.High, Group: "Filters",
+			Doc: "Regular expressions matched (anchored) against <database>.<table>; empty = every table of the captured databases.", Validator: regexList}).
+		Define(connect.ConfigKey{Name: KeyTableExcludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+			Doc: "Regular expressions of tables not captured (only without table.include.list).", Validator: regexList}).
+		Define(connect.ConfigKey{Name: KeySnapshotMode, Type: connect.TypeString, Default: connect.Str(SnapshotInitial), Importance: connect.Low, Group: "Connector",
+			Doc: "initial: snapshot when there is no offset, then stream; initial_only: snapshot then stop; no_data (schema_only): stream from the current position.",
+			Validator: func(v string) string {
+				m, ok := snapshotModes[strings.ToLower(v)]
+				if !ok {
+					return "must be one of initial, initial_only, when_needed, no_data, always, recovery, configuration_based"
+				}
+				if !m.supported {
+					return "connectd does not support snapshot.mode=" + m.mode + " yet (initial, initial_only, no_data)"
+				}
+				return ""
+			}}).
+		Define(connect.ConfigKey{Name: KeySnapshotLockingMode, Type: connect.TypeString, Default: connect.Str("minimal"), Importance: connect.Low, Group: "Connector",
+			Allowed: []string{"minimal", "extended", "none"},
+			Doc:     "minimal: hold the global read lock only while the binlog position is read and the consistent-snapshot transaction opens; extended: for the whole snapshot; none: no lock (only safe without concurrent DDL)."}).
+		Define(connect.ConfigKey{Name: KeyIncludeSchemaChanges, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
+			Doc: "Whether schema change events are emitted on the <topic.prefix> topic (not implemented yet: none are emitted)."}).
+		Define(connect.ConfigKey{Name: KeyHistoryTopic, Type: connect.TypeString, Default: connect.Str(""), Importance: connect.High, Group: "History Storage",
+			Doc: "Topic of the schema history (not written yet by connectd)."}).
+		Define(connect.ConfigKey{Name: KeyHistoryBootstrap, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.High, Group: "History Storage",
+			Doc: "Kafka brokers of the schema history topic; empty = the worker's."}).
+		Define(connect.ConfigKey{Name: KeySkipUnparseableDDL, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "History Storage",
+			Doc: "Whether DDL that cannot be parsed is skipped instead of failing the task."}).
+		Define(connect.ConfigKey{Name: KeyStoreOnlyCapturedTables, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "History Storage",
+			Doc: "Whether only DDL of captured tables is stored in the schema history."}).
+		Define(connect.ConfigKey{Name: KeyGTIDSourceIncludes, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
+			Doc: "Regular expressions of GTID source ids (server UUIDs, MariaDB domain-server) kept in the offset's GTID set.", Validator: regexList}).
+		Define(connect.ConfigKey{Name: KeyGTIDSourceExcludes, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
+			Doc: "Regular expressions of GTID source ids left out of the offset's GTID set.", Validator: regexList}).
+		Define(connect.ConfigKey{Name: KeyHeartbeatIntervalMs, Type: connect.TypeInt, Default: connect.Str("0"), Importance: connect.Medium, Group: "Connector",
+			Doc: "Interval in ms between heartbeat messages (0 = none; not implemented yet).", Validator: onlyDefault("0")}).
+		Define(connect.ConfigKey{Name: KeyTombstonesOnDelete, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
+			Doc: "Whether a delete event is followed by a tombstone (same key, null value)."}).
+		Define(connect.ConfigKey{Name: KeyDecimalHandlingMode, Type: connect.TypeString, Default: connect.Str("precise"), Importance: connect.Medium, Group: "Connector",
+			Doc: "precise: org.apache.kafka.connect.data.Decimal (double and string not implemented yet).", Validator: onlyDefault("precise")}).
+		Define(connect.ConfigKey{Name: KeyTimePrecisionMode, Type: connect.TypeString, Default: connect.Str("adaptive_time_microseconds"), Importance: connect.Medium, Group: "Connector",
+			Doc:       "adaptive_time_microseconds: DATE as io.debezium.time.Date, DATETIME(0-3) as Timestamp (ms), DATETIME(4-6) as MicroTimestamp, TIME as MicroTime, TIMESTAMP as ZonedTimestamp (connect not implemented yet).",
+			Validator: onlyDefault("adaptive_time_microseconds")}).
+		Define(connect.ConfigKey{Name: KeyBigintUnsignedMode, Type: connect.TypeString, Default: connect.Str("long"), Importance: connect.Medium, Group: "Connector",
+			Doc: "long: BIGINT UNSIGNED as int64, values above 2^63-1 wrap as Debezium's (precise not implemented yet).", Validator: onlyDefault("long")}).
+		Define(connect.ConfigKey{Name: KeyBinaryHandlingMode, Type: connect.TypeString, Default: connect.Str("bytes"), Importance: connect.Low, Group: "Connector",
+			Doc: "bytes: BINARY/VARBINARY/BLOB as bytes (base64, base64-url-safe, hex not implemented yet).", Validator: onlyDefault("bytes")}).
+		Define(connect.ConfigKey{Name: KeyDeserializationFailure, Type: connect.TypeString, Default: connect.Str("fail"), Importance: connect.Medium, Group: "Connector",
+			Allowed: []string{"fail", "warn", "skip", "ignore"},
+			Doc:     "What to do with a binlog event that cannot be decoded: fail the task (warn/skip are accepted and behave as fail for now)."}).
+		Define(connect.ConfigKey{Name: KeyConnectionTimeZone, Type: connect.TypeString, Default: connect.Str(""), Importance: connect.Low, Group: "Connection",
+			Doc: "Time zone of the session; empty = the server's (TIMESTAMP values are always converted to UTC)."}).
+		Define(connect.ConfigKey{Name: KeyMaxBatchSize, Type: connect.TypeInt, Default: connect.Str("2048"), Importance: connect.Medium, Group: "Connector",
+			Doc: "Maximum number of records returned by one poll.", Validator: positiveInt}).
+		Define(connect.ConfigKey{Name: KeyMaxQueueSize, Type: connect.TypeInt, Default: connect.Str("8192"), Importance: connect.Medium, Group: "Connector",
+			Doc: "Maximum number of records queued between the reader and poll.", Validator: positiveInt}).
+		Define(connect.ConfigKey{Name: KeyPollIntervalMs, Type: connect.TypeLong, Default: connect.Str("500"), Importance: connect.Medium, Group: "Connector",
+			Doc: "Time in ms a poll waits for records before returning none.", Validator: positiveInt}).
+		Define(connect.ConfigKey{Name: KeyConnectTimeoutMs, Type: connect.TypeInt, Default: connect.Str("30000"), Importance: connect.Low, Group: "Connection",
+			Doc: "Time in ms to wait for a connection to the server.", Validator: positiveInt})
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func validate(f flavor, cfg map[string]string) []connect.ConfigError {
+	errs := configDef(f).Validate(cfg)
+	connect.SortErrors(errs)
+	return errs
+}
+
+// ConfigError lists every invalid key of a configuration.
+type ConfigError struct{ Errors []connect.ConfigError }
+
+func (e *ConfigError) Error() string {
+	msgs := make([]string, len(e.Errors))
+	for i, ce := range e.Errors {
+		msgs[i] = ce.Message
+	}
+	return "mysql: invalid configuration: " + strings.Join(msgs, "; ")
+}
+
+// config is a validated connector configuration.
+type config struct {
+	host, user, password string
+	port                 int
+	serverID             uint32
+	topicPrefix          string
+	dbInclude, dbExclude []*regexp.Regexp
+	tbInclude, tbExclude []*regexp.Regexp
+	snapshotMode         string
+	lockingMode          string
+	tombstonesOnDelete   bool
+	maxBatchSize         int
+	maxQueueSize         int
+	pollIntervalMs       int
+	connectTimeoutMs     int
+}
+
+func anchored(pats []string) []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for _, p := range pats {
+		// Debezium matches the whole identifier, case-insensitively.
+		out = append(out, regexp.MustCompile(`(?i)^(?:`+p+`)$`))
+	}
+	return out
+}
+
+func parseConfig(f flavor, cfg map[string]string) (*config, error) {
+	if errs := validate(f, cfg); len(errs) > 0 {
+		return nil, &ConfigError{Errors: errs}
+	}
+	p := configDef(f).Parse(cfg)
+	sid, _ := strconv.ParseUint(p.String(KeyServerID), 10, 32)
+	c := &config{
+		host: p.String(KeyHostname), port: p.Int(KeyPort), user: p.String(KeyUser), password: p.String(KeyPassword),
+		serverID: uint32(sid), topicPrefix: p.String(KeyTopicPrefix),
+		dbInclude: anchored(p.List(KeyDatabaseIncludeList)), dbExclude: anchored(p.List(KeyDatabaseExcludeList)),
+		tbInclude: anchored(p.List(KeyTableIncludeList)), tbExclude: anchored(p.List(KeyTableExcludeList)),
+		snapshotMode:       snapshotModes[strings.ToLower(p.String(KeySnapshotMode))].mode,
+		lockingMode:        strings.ToLower(p.String(KeySnapshotLockingMode)),
+		tombstonesOnDelete: p.Bool(KeyTombstonesOnDelete),
+		maxBatchSize:       p.Int(KeyMaxBatchSize), maxQueueSize: p.Int(KeyMaxQueueSize),
+		pollIntervalMs: p.Int(KeyPollIntervalMs), connectTimeoutMs: p.Int(KeyConnectTimeoutMs),
+	}
+	return c, nil
+}
+
+func matchAny(res []*regexp.Regexp, s string) bool {
+	for _, re := range res {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// systemDB reports the databases Debezium never captures.
+func systemDB(db string) bool {
+	switch strings.ToLower(db) {
+	case "mysql", "information_schema", "performance_schema", "sys":
+		return true
+	}
+	return false
+}
+
+// dbIncluded reports whether database db is captured.
+func (c *config) dbIncluded(db string) bool {
+	if systemDB(db) {
+		return false
+	}
+	if len(c.dbInclude) > 0 {
+		return matchAny(c.dbInclude, db)
+	}
+	return !matchAny(c.dbExclude, db)
+}
+
+// included reports whether db.table is captured.
+func (c *config) included(db, table string) bool {
+	if !c.dbIncluded(db) {
+		return false
+	}
+	id := db + "." + table
+	if len(c.tbInclude) > 0 {
+		return matchAny(c.tbInclude, id)
+	}
+	return !matchAny(c.tbExclude, id)
+}

@@ -1,0 +1,112 @@
+package mysql
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/envelope"
+)
+
+// tableSchema turns rows of one table into records: topic, key/value/envelope
+// schemas and per-column conversions, as Debezium's TableSchemaBuilder.
+type tableSchema struct {
+	table    *table
+	topic    string
+	key      *connect.Schema // nil without primary key
+	value    *connect.Schema
+	envelope *connect.Schema
+	cols     []colType // per table column; kUnsupported ones are left out
+	fields   int
+	keyIdx   []int
+}
+
+func newTableSchema(prefix string, f flavor, t *table) *tableSchema {
+	ts := &tableSchema{table: t, topic: prefix + "." + t.Schema + "." + t.Name}
+	vb := connect.StructSchema().Name(ts.topic + ".Value").Optional()
+	fieldOf := make([]int, len(t.cols))
+	for i := range t.cols {
+		ct := newColType(&t.cols[i])
+		ts.cols = append(ts.cols, ct)
+		fieldOf[i] = -1
+		if ct.kind == kUnsupported {
+			continue
+		}
+		fieldOf[i] = ts.fields
+		ts.fields++
+		vb.Field(t.cols[i].Name, ct.schema)
+	}
+	ts.value = vb.Build()
+	if len(t.PrimaryKey) > 0 {
+		kb := connect.StructSchema().Name(ts.topic + ".Key")
+		for _, k := range t.PrimaryKey {
+			for i, c := range t.cols {
+				if c.Name == k && fieldOf[i] >= 0 {
+					ts.keyIdx = append(ts.keyIdx, fieldOf[i])
+					kb.Field(c.Name, ts.cols[i].schema)
+				}
+			}
+		}
+		ts.key = kb.Build()
+	}
+	ts.envelope = envelope.Schema(ts.topic, ts.value, sourceSchemas[f])
+	return ts
+}
+
+// convert converts one row (table column order) with conv, applied to
+// non-null cells; null cells of NOT NULL columns become the default or the
+// type's zero value.
+func (ts *tableSchema) convert(n int, get func(i int) (any, bool), conv func(ct *colType, v any) (any, error)) ([]any, error) {
+	if n != len(ts.cols) {
+		return nil, fmt.Errorf("mysql: %s: row has %d columns, the table model %d (DDL not yet tracked?)", ts.table.ID(), n, len(ts.cols))
+	}
+	out := make([]any, ts.fields)
+	j := 0
+	for i := range ts.cols {
+		ct := &ts.cols[i]
+		if ct.kind == kUnsupported {
+			continue
+		}
+		v, null := get(i)
+		if !null {
+			x, err := conv(ct, v)
+			switch {
+			case errors.Is(err, errZeroDate):
+				null = true
+			case err != nil:
+				return nil, fmt.Errorf("mysql: %s.%s: %w", ts.table.ID(), ct.col.Name, err)
+			default:
+				out[j] = x
+			}
+		}
+		if null && !ct.schema.Optional {
+			if ct.schema.Default != nil {
+				out[j] = ct.schema.Default
+			} else {
+				out[j] = ct.fallback
+			}
+		}
+		j++
+	}
+	return out, nil
+}
+
+func (ts *tableSchema) row(vals []any) *connect.Struct {
+	st := connect.NewStruct(ts.value)
+	copy(st.Values, vals)
+	return st
+}
+
+func (ts *tableSchema) keyOf(vals []any) *connect.Struct {
+	if ts.key == nil {
+		return nil
+	}
+	st := connect.NewStruct(ts.key)
+	for j, i := range ts.keyIdx {
+		st.Values[j] = vals[i]
+	}
+	return st
+}
+
+func textConv(ct *colType, v any) (any, error)   { return ct.fromText(v.([]byte)) }
+func binlogConv(ct *colType, v any) (any, error) { return ct.fromBinlog(v) }

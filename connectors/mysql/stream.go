@@ -1,0 +1,278 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	gmysql "github.com/go-mysql-org/go-mysql/mysql"
+	"github.com/go-mysql-org/go-mysql/replication"
+
+	"github.com/connectd/connectd/connectors/internal/envelope"
+)
+
+// txState follows the binlog position as Debezium's BinlogOffsetContext.
+type txState struct {
+	file        string
+	txStart     int64  // position of the current transaction's first event
+	gtidsBefore string // GTID set of the transactions completed before it
+	gtid        string // the current transaction's GTID ("" = none)
+	events      int64  // events of the current transaction fully processed
+	skipEvents  int64  // on resume: events of the first transaction already emitted
+	skipRows    int64  // on resume: rows of event skipEvents already emitted
+}
+
+// stream reads the binlog from start (file/pos, skipping start.event events
+// and start.row rows of the first transaction) and queues change records.
+// It is the only owner of the binlog connection.
+func (t *Task) stream(ctx context.Context, start offset) error {
+	c := t.cfg
+	fl := gmysql.MySQLFlavor
+	if t.flavor == flavorMariaDB {
+		fl = gmysql.MariaDBFlavor
+	}
+	syncer := replication.NewBinlogSyncer(replication.BinlogSyncerConfig{
+		ServerID: c.serverID, Flavor: fl, Host: c.host, Port: uint16(c.port),
+		User: c.user, Password: c.password, Charset: "utf8mb4",
+		TimestampStringLocation: time.UTC, HeartbeatPeriod: 10 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	defer syncer.Close()
+	st, err := syncer.StartSync(gmysql.Position{Name: start.file, Pos: uint32(start.pos)})
+	if err != nil {
+		return fmt.Errorf("mysql: start binlog dump at %s:%d: %w", start.file, start.pos, err)
+	}
+	s := txState{file: start.file, txStart: start.pos, gtidsBefore: start.gtids,
+		skipEvents: start.event, skipRows: start.row}
+	tables := map[uint64]*replication.TableMapEvent{}
+	for {
+		ev, err := st.GetEvent(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			if strings.Contains(err.Error(), "1236") {
+				return fmt.Errorf("mysql: binlog %s:%d is no longer available on the server (purged?): take a new snapshot (delete the offsets) or use snapshot.mode=when_needed: %w", start.file, start.pos, err)
+			}
+			return fmt.Errorf("mysql: read binlog: %w", err)
+		}
+		h := ev.Header
+		evStart := int64(h.LogPos) - int64(h.EventSize)
+		switch e := ev.Event.(type) {
+		case *replication.RotateEvent:
+			s.file = string(e.NextLogName)
+			if h.Timestamp != 0 || h.LogPos != 0 {
+				// a real rotation: the next file starts a new transaction
+				s.txStart, s.events = int64(e.Position), 0
+			}
+			continue
+		case *replication.FormatDescriptionEvent, *replication.GenericEvent:
+			continue
+		case *replication.MariadbGTIDEvent:
+			s.txStart = evStart
+			s.gtid = fmt.Sprintf("%d-%d-%d", e.GTID.DomainID, e.GTID.ServerID, e.GTID.SequenceNumber)
+			s.events = 1
+			continue
+		case *replication.GTIDEvent:
+			s.txStart = evStart
+			s.gtid = gtidOf(e)
+			s.events = 1
+			continue
+		case *replication.TableMapEvent:
+			tables[e.TableID] = e
+		case *replication.RowsEvent:
+			if err := t.rows(ctx, &s, h, e); err != nil {
+				return err
+			}
+		case *replication.XIDEvent:
+			s.commit(int64(h.LogPos))
+			continue
+		case *replication.QueryEvent:
+			q := strings.TrimSpace(string(e.Query))
+			switch {
+			case strings.EqualFold(q, "BEGIN"):
+				if s.gtid == "" {
+					s.txStart = evStart
+				}
+			case strings.EqualFold(q, "COMMIT"):
+				s.commit(int64(h.LogPos))
+				continue
+			default:
+				// DDL: forget cached structures so the next row event of an
+				// affected table reads the new one (no schema history yet).
+				for k := range t.schemas {
+					delete(t.schemas, k)
+				}
+				s.commit(int64(h.LogPos))
+				continue
+			}
+		}
+		s.events++
+		if s.skipEvents > 0 && s.events > s.skipEvents {
+			s.skipEvents, s.skipRows = 0, 0
+		}
+	}
+}
+
+// commit ends the current transaction: next starts at nextPos.
+func (s *txState) commit(nextPos int64) {
+	if s.gtid != "" {
+		s.gtidsBefore = mergeGTID(s.gtidsBefore, s.gtid)
+	}
+	s.gtid = ""
+	s.txStart, s.events = nextPos, 0
+	s.skipEvents, s.skipRows = 0, 0
+}
+
+// mergeGTID adds a MariaDB GTID (domain-server-seq) to a gtid_binlog_pos
+// style set (one GTID per domain, sorted by domain), or a MySQL uuid:n to a
+// MySQL GTID set.
+func mergeGTID(set, gtid string) string {
+	if strings.Contains(gtid, ":") {
+		gs, err := gmysql.ParseMysqlGTIDSet(set)
+		if err != nil {
+			return set
+		}
+		if err := gs.Update(gtid); err != nil {
+			return set
+		}
+		return gs.String()
+	}
+	dom, _, _ := strings.Cut(gtid, "-")
+	var out []string
+	replaced := false
+	for _, g := range strings.Split(set, ",") {
+		g = strings.TrimSpace(g)
+		if g == "" {
+			continue
+		}
+		if d, _, _ := strings.Cut(g, "-"); d == dom {
+			g, replaced = gtid, true
+		}
+		out = append(out, g)
+	}
+	if !replaced {
+		out = append(out, gtid)
+	}
+	return strings.Join(out, ",")
+}
+
+func gtidOf(e *replication.GTIDEvent) string {
+	u := fmt.Sprintf("%x", e.SID)
+	if len(u) == 32 {
+		u = u[0:8] + "-" + u[8:12] + "-" + u[12:16] + "-" + u[16:20] + "-" + u[20:]
+	}
+	return fmt.Sprintf("%s:%d", u, e.GNO)
+}
+
+// rows emits the records of one row event.
+func (t *Task) rows(ctx context.Context, s *txState, h *replication.EventHeader, e *replication.RowsEvent) error {
+	db, name := string(e.Table.Schema), string(e.Table.Table)
+	if !t.cfg.included(db, name) {
+		return nil
+	}
+	ts, err := t.tableSchema(t.conn, db, name)
+	if err != nil {
+		return err
+	}
+	var op string
+	step := 1
+	switch h.EventType {
+	case replication.WRITE_ROWS_EVENTv0, replication.WRITE_ROWS_EVENTv1, replication.WRITE_ROWS_EVENTv2:
+		op = envelope.OpCreate
+	case replication.UPDATE_ROWS_EVENTv0, replication.UPDATE_ROWS_EVENTv1, replication.UPDATE_ROWS_EVENTv2:
+		op, step = envelope.OpUpdate, 2
+	case replication.DELETE_ROWS_EVENTv0, replication.DELETE_ROWS_EVENTv1, replication.DELETE_ROWS_EVENTv2:
+		op = envelope.OpDelete
+	default:
+		return nil
+	}
+	skip := int64(0)
+	if s.skipEvents > 0 {
+		if s.events < s.skipEvents {
+			return nil // emitted before the restart
+		}
+		skip = s.skipRows
+	}
+	conv := func(row []any) ([]any, error) {
+		return ts.convert(len(row), func(i int) (any, bool) { return row[i], row[i] == nil }, binlogConv)
+	}
+	evStart := int64(h.LogPos) - int64(h.EventSize)
+	for i, n := 0, int64(0); i+step <= len(e.Rows); i, n = i+step, n+1 {
+		if n < skip {
+			continue
+		}
+		off := offset{file: s.file, pos: s.txStart, gtids: s.gtidsBefore, event: s.events, row: n + 1,
+			serverID: int64(h.ServerID), tsSec: int64(h.Timestamp), snapshotRecord: true}
+		src := sourceInfo{server: t.cfg.topicPrefix, db: db, table: name, ts: time.Unix(int64(h.Timestamp), 0),
+			serverID: int64(h.ServerID), gtid: s.gtid, file: s.file, pos: evStart, row: int32(n)}
+		offMap := off.toMap()
+		switch op {
+		case envelope.OpCreate:
+			after, err := conv(e.Rows[i])
+			if err != nil {
+				return err
+			}
+			if err := t.emit(ctx, t.record(ts, op, nil, after, src, offMap)); err != nil {
+				return err
+			}
+		case envelope.OpDelete:
+			before, err := conv(e.Rows[i])
+			if err != nil {
+				return err
+			}
+			if err := t.emitDelete(ctx, ts, before, src, offMap); err != nil {
+				return err
+			}
+		case envelope.OpUpdate:
+			before, err := conv(e.Rows[i])
+			if err != nil {
+				return err
+			}
+			after, err := conv(e.Rows[i+1])
+			if err != nil {
+				return err
+			}
+			if ts.key != nil && !keyEqual(ts.keyOf(before).Values, ts.keyOf(after).Values) {
+				// A primary key change is a delete (+ tombstone) and a create, as Debezium.
+				if err := t.emitDelete(ctx, ts, before, src, offMap); err != nil {
+					return err
+				}
+				if err := t.emit(ctx, t.record(ts, envelope.OpCreate, nil, after, src, offMap)); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := t.emit(ctx, t.record(ts, op, before, after, src, offMap)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (t *Task) emitDelete(ctx context.Context, ts *tableSchema, before []any, src sourceInfo, off map[string]any) error {
+	r := t.record(ts, envelope.OpDelete, before, nil, src, off)
+	if err := t.emit(ctx, r); err != nil {
+		return err
+	}
+	if t.cfg.tombstonesOnDelete && r.Key != nil {
+		return t.emit(ctx, envelope.Tombstone(r))
+	}
+	return nil
+}
+
+func keyEqual(a, b []any) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if fmt.Sprint(a[i]) != fmt.Sprint(b[i]) {
+			return false
+		}
+	}
+	return true
+}

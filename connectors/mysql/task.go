@@ -1,0 +1,328 @@
+package mysql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/go-mysql-org/go-mysql/client"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/envelope"
+)
+
+// Task reads one server: an optional consistent snapshot, then the binlog.
+//
+// Concurrency: Start opens the client connection and starts one reader
+// goroutine, which from then on owns the connection and the binlog syncer
+// and is the only writer of the records channel (bounded by
+// max.queue.size). Poll (worker goroutine) only receives from it. Commit has
+// nothing to confirm upstream: a binlog position lives only in the worker's
+// offset store.
+type Task struct {
+	flavor    flavor
+	cfg       *config
+	partition map[string]any
+	now       func() time.Time
+
+	conn    *client.Conn
+	records chan *connect.SourceRecord
+	done    chan struct{}
+	errMu   sync.Mutex
+	err     error
+	cancel  context.CancelFunc
+
+	schemas map[string]*tableSchema // by "db.table"; reader goroutine only
+}
+
+var _ connect.SourceTask = (*Task)(nil)
+
+func newTask(f flavor) *Task { return &Task{flavor: f, now: time.Now} }
+
+// plan is what the reader goroutine does after Start.
+type plan struct {
+	snapshot bool
+	stream   bool
+	start    offset // where streaming starts (and what it skips)
+}
+
+func (t *Task) connect(ctx context.Context) (*client.Conn, error) {
+	addr := net.JoinHostPort(t.cfg.host, strconv.Itoa(t.cfg.port))
+	c, err := client.ConnectWithContext(ctx, addr, t.cfg.user, t.cfg.password, "",
+		time.Duration(t.cfg.connectTimeoutMs)*time.Millisecond, func(c *client.Conn) error {
+			return c.SetCharset("utf8mb4")
+		})
+	if err != nil {
+		return nil, fmt.Errorf("mysql: connect to %s as %s: %w", addr, t.cfg.user, err)
+	}
+	// TIMESTAMP values are read and emitted in UTC in both phases.
+	if _, err := c.Execute("SET time_zone = '+00:00'"); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("mysql: set time_zone: %w", err)
+	}
+	return c, nil
+}
+
+// Start connects, checks the binlog settings, reads the stored offset and
+// starts the reader. An unreachable server fails Start with the cause.
+func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap map[string]string) (err error) {
+	if t.cfg, err = parseConfig(t.flavor, cfgMap); err != nil {
+		return err
+	}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	t.partition = map[string]any{"server": t.cfg.topicPrefix}
+	t.records = make(chan *connect.SourceRecord, t.cfg.maxQueueSize)
+	t.done = make(chan struct{})
+	t.schemas = map[string]*tableSchema{}
+	defer func() {
+		if err != nil {
+			if t.conn != nil {
+				t.conn.Close()
+				t.conn = nil
+			}
+			close(t.done)
+		}
+	}()
+	if t.conn, err = t.connect(ctx); err != nil {
+		return err
+	}
+	if err := t.checkServer(); err != nil {
+		return err
+	}
+	var prev *offset
+	if tc != nil && tc.OffsetReader() != nil {
+		m, err := tc.OffsetReader().Offset(ctx, t.partition)
+		if err != nil {
+			return fmt.Errorf("mysql: read offset: %w", err)
+		}
+		if m != nil {
+			o, err := parseOffset(m)
+			if err != nil {
+				return fmt.Errorf("mysql: stored offset for %v: %w", t.partition, err)
+			}
+			prev = &o
+		}
+	}
+	p, err := t.plan(prev)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithCancel(context.Background())
+	t.cancel = cancel
+	go t.run(rctx, p)
+	return nil
+}
+
+// checkServer fails clearly when the binlog cannot give row events with
+// full images.
+func (t *Task) checkServer() error {
+	r, err := t.conn.Execute("SELECT @@log_bin, @@binlog_format, @@binlog_row_image")
+	if err != nil {
+		return fmt.Errorf("mysql: read binlog settings: %w", err)
+	}
+	logBin, _ := r.GetString(0, 0)
+	format, _ := r.GetString(0, 1)
+	image, _ := r.GetString(0, 2)
+	switch {
+	case logBin != "1" && logBin != "ON":
+		return errors.New("mysql: the binary log is disabled; start the server with log_bin")
+	case format != "ROW":
+		return fmt.Errorf("mysql: binlog_format is %s; the connector needs binlog_format=ROW", format)
+	case image != "FULL":
+		return fmt.Errorf("mysql: binlog_row_image is %s; the connector needs binlog_row_image=FULL", image)
+	}
+	return nil
+}
+
+func (t *Task) plan(prev *offset) (plan, error) {
+	if prev != nil && !prev.snapshot {
+		if t.cfg.snapshotMode == SnapshotInitialOnly {
+			return plan{}, nil
+		}
+		return plan{stream: true, start: *prev}, nil
+	}
+	switch t.cfg.snapshotMode {
+	case SnapshotInitialOnly:
+		return plan{snapshot: true}, nil
+	case SnapshotNoData:
+		pos, err := t.binlogPosition()
+		if err != nil {
+			return plan{}, err
+		}
+		return plan{stream: true, start: pos}, nil
+	}
+	return plan{snapshot: true, stream: true}, nil
+}
+
+// binlogPosition reads the current binlog file/position and GTID set.
+func (t *Task) binlogPosition() (offset, error) {
+	r, err := t.conn.Execute("SHOW MASTER STATUS")
+	if err != nil {
+		return offset{}, fmt.Errorf("mysql: SHOW MASTER STATUS (needs REPLICATION CLIENT): %w", err)
+	}
+	if len(r.Values) == 0 {
+		return offset{}, errors.New("mysql: SHOW MASTER STATUS returned nothing: the binary log is disabled")
+	}
+	var o offset
+	o.file, _ = r.GetString(0, 0)
+	pos, _ := r.GetUint(0, 1)
+	o.pos = int64(pos)
+	q := "SELECT @@gtid_executed"
+	if t.flavor == flavorMariaDB {
+		q = "SELECT @@gtid_binlog_pos"
+	}
+	if g, err := t.conn.Execute(q); err == nil {
+		o.gtids, _ = g.GetString(0, 0)
+	}
+	return o, nil
+}
+
+// run is the reader goroutine.
+func (t *Task) run(ctx context.Context, p plan) {
+	defer close(t.done)
+	err := func() error {
+		start := p.start
+		if p.snapshot {
+			pos, err := t.snapshot(ctx)
+			if err != nil {
+				return err
+			}
+			start = pos
+		}
+		if p.stream {
+			return t.stream(ctx, start)
+		}
+		return nil
+	}()
+	if err != nil && ctx.Err() == nil {
+		t.errMu.Lock()
+		t.err = err
+		t.errMu.Unlock()
+	}
+}
+
+// emit queues a record, blocking while the queue is full (max.queue.size).
+func (t *Task) emit(ctx context.Context, r *connect.SourceRecord) error {
+	select {
+	case t.records <- r:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Poll returns up to max.batch.size records, waiting at most
+// poll.interval.ms for the first one. A reader error is returned once the
+// records queued before it were polled.
+func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
+	timer := time.NewTimer(time.Duration(t.cfg.pollIntervalMs) * time.Millisecond)
+	defer timer.Stop()
+	var batch []*connect.SourceRecord
+	select {
+	case r := <-t.records:
+		batch = append(batch, r)
+	case <-t.done:
+		select {
+		case r := <-t.records:
+			batch = append(batch, r)
+		default:
+			t.errMu.Lock()
+			err := t.err
+			t.errMu.Unlock()
+			if err != nil {
+				return nil, err
+			}
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+			}
+			return nil, nil
+		}
+	case <-timer.C:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, nil
+	}
+	for len(batch) < t.cfg.maxBatchSize {
+		select {
+		case r := <-t.records:
+			batch = append(batch, r)
+		default:
+			return batch, nil
+		}
+	}
+	return batch, nil
+}
+
+// Commit is told that offset is acknowledged and durably stored. MySQL and
+// MariaDB keep no position for the connector, so there is nothing to
+// confirm (DESIGN.md invariant 1 holds because a restart reads the stored
+// offset only).
+func (t *Task) Commit(ctx context.Context, partition, off map[string]any) error { return nil }
+
+// Stop ends the reader and closes the connections. Safe after a failed Start.
+func (t *Task) Stop() error {
+	if t.cancel != nil {
+		t.cancel()
+	}
+	if t.done != nil {
+		select {
+		case <-t.done:
+		case <-time.After(30 * time.Second):
+			return errors.New("mysql: reader did not stop within 30s")
+		}
+	}
+	if t.conn != nil {
+		t.conn.Close()
+		t.conn = nil
+	}
+	return nil
+}
+
+// record builds the SourceRecord of one change.
+func (t *Task) record(ts *tableSchema, op string, before, after []any, src sourceInfo, off map[string]any) *connect.SourceRecord {
+	var b, a *connect.Struct
+	if before != nil {
+		b = ts.row(before)
+	}
+	if after != nil {
+		a = ts.row(after)
+	}
+	keyVals := after
+	if keyVals == nil {
+		keyVals = before
+	}
+	r := &connect.SourceRecord{
+		SourcePartition: t.partition,
+		SourceOffset:    off,
+		Topic:           ts.topic,
+		ValueSchema:     ts.envelope,
+		Value:           envelope.Value(ts.envelope, op, b, a, src.build(t.flavor), t.now()),
+	}
+	if ts.key != nil {
+		r.KeySchema, r.Key = ts.key, ts.keyOf(keyVals)
+	}
+	return r
+}
+
+// tableSchema returns the schema of db.table, loading it from
+// information_schema on first use.
+func (t *Task) tableSchema(conn *client.Conn, db, name string) (*tableSchema, error) {
+	id := db + "." + name
+	if ts, ok := t.schemas[id]; ok {
+		return ts, nil
+	}
+	tb, err := loadTable(conn, db, name)
+	if err != nil {
+		return nil, err
+	}
+	ts := newTableSchema(t.cfg.topicPrefix, t.flavor, tb)
+	t.schemas[id] = ts
+	return ts, nil
+}
