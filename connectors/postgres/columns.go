@@ -61,11 +61,6 @@ const (
 	KeySchemaIncludeList       = "schema.include.list"
 	KeySchemaExcludeList       = "schema.exclude.list"
 	KeyTableExcludeList        = "table.exclude.list"
-	KeyTransactionMetadata     = "provide.transaction.metadata"
-	KeyHeartbeatIntervalMs     = "heartbeat.interval.ms"
-	KeyHeartbeatTopicPrefix    = "topic.heartbeat.prefix"
-	KeyHeartbeatActionQuery    = "heartbeat.action.query"
-	KeyTransactionTopicSuffix  = "topic.transaction"
 	KeyMessagePrefixIncludeLst = "message.prefix.include.list"
 	KeyMessagePrefixExcludeLst = "message.prefix.exclude.list"
 )

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/heartbeat"
 )
 
 // Configuration keys, as io.debezium.connector.postgresql.PostgresConnectorConfig.
@@ -40,6 +41,12 @@ const (
 
 	KeyUnavailableValuePlaceholder = "unavailable.value.placeholder"
 	KeySkippedOperations           = "skipped.operations"
+
+	KeyProvideTransactionMetadata = "provide.transaction.metadata"
+	KeyTopicTransaction           = "topic.transaction"
+	KeyHeartbeatIntervalMs        = "heartbeat.interval.ms"
+	KeyHeartbeatActionQuery       = "heartbeat.action.query"
+	KeyHeartbeatTopicPrefix       = "topic.heartbeat.prefix"
 )
 
 // Values of the type handling modes, as Debezium 3.6 spells them.
@@ -232,7 +239,23 @@ var configDef = connect.NewConfigDef().
 				return err.Error()
 			}
 			return ""
-		}})
+		}}).
+	Define(connect.ConfigKey{Name: KeyProvideTransactionMetadata, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+		Doc: "Whether BEGIN and END events of each streamed transaction are emitted to <topic.prefix>.<topic.transaction> (event_count and per-table counts in END) and change events carry the transaction block (id, total_order, data_collection_order)."}).
+	Define(connect.ConfigKey{Name: KeyTopicTransaction, Type: connect.TypeString, Default: connect.Str("transaction"), Importance: connect.Low, Group: "Connector",
+		Doc: "Name of the transaction metadata topic after <topic.prefix>."}).
+	Define(connect.ConfigKey{Name: KeyHeartbeatIntervalMs, Type: connect.TypeInt, Default: connect.Str("0"), Importance: connect.Medium, Group: "Connector",
+		Doc: "Interval in ms between heartbeat records on <topic.heartbeat.prefix>.<topic.prefix> while streaming; 0 disables them. A heartbeat carries the current offset, so committing it confirms the server's WAL position to the slot even when no captured table changes (the retained WAL stays bounded).",
+		Validator: func(v string) string {
+			if n, err := strconv.Atoi(v); err != nil || n < 0 {
+				return "must be a non-negative integer"
+			}
+			return ""
+		}}).
+	Define(connect.ConfigKey{Name: KeyHeartbeatActionQuery, Type: connect.TypeString, Default: connect.Str(""), Importance: connect.Low, Group: "Connector",
+		Doc: "SQL statement run on the database before each heartbeat (e.g. an upsert into a heartbeat table)."}).
+	Define(connect.ConfigKey{Name: KeyHeartbeatTopicPrefix, Type: connect.TypeString, Default: connect.Str("__debezium-heartbeat"), Importance: connect.Low, Group: "Connector",
+		Doc: "Prefix of the heartbeat topic: <topic.heartbeat.prefix>.<topic.prefix>."})
 
 func regexListValidator(v string) string {
 	if _, err := compileList(v); err != nil {
@@ -283,6 +306,11 @@ type config struct {
 	statusUpdateIntervalMs       int
 	handling                     handling
 	skipped                      skippedOps
+	txMetadata                   bool   // provide.transaction.metadata
+	txTopic                      string // <topic.prefix>.<topic.transaction>
+	heartbeatIntervalMs          int
+	heartbeatQuery               string
+	heartbeatTopic               string
 	// publish is the publish option of an autocreated publication: the
 	// operations not skipped, when skipped.operations is set explicitly (as
 	// Debezium's PostgresReplicationConnection.buildPublishOptionValue);
@@ -352,6 +380,11 @@ func parseConfig(cfg map[string]string) (*config, error) {
 		maxBatchSize:          p.Int(KeyMaxBatchSize), maxQueueSize: p.Int(KeyMaxQueueSize),
 		pollIntervalMs: p.Int(KeyPollIntervalMs), statusUpdateIntervalMs: p.Int(KeyStatusUpdateIntervalMs),
 	}
+	c.txMetadata = p.Bool(KeyProvideTransactionMetadata)
+	c.txTopic = c.topicPrefix + "." + p.String(KeyTopicTransaction)
+	c.heartbeatIntervalMs = p.Int(KeyHeartbeatIntervalMs)
+	c.heartbeatQuery = p.String(KeyHeartbeatActionQuery)
+	c.heartbeatTopic = heartbeat.Topic(p.String(KeyHeartbeatTopicPrefix), c.topicPrefix)
 	c.snapshotMode, _ = normalizeSnapshotMode(p.String(KeySnapshotMode))
 	c.skipped, _ = parseSkippedOps(strings.Join(p.List(KeySkippedOperations), ","))
 	if _, set := cfg[KeySkippedOperations]; set && c.skipped != (skippedOps{}) {

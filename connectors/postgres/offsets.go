@@ -18,7 +18,7 @@ const (
 	offSnapshot           = "snapshot" // "INITIAL" while the initial snapshot runs
 	offLastSnapshotRecord = "last_snapshot_record"
 	offSnapshotCompleted  = "snapshot_completed"
-	offTransactionID      = "transaction_id" // only with transaction metadata; never written here
+	offTransactionID      = "transaction_id" // only with transaction metadata (txmeta.Context.PutOffset)
 )
 
 // offset is the decoded source offset of the partition {"server": topic.prefix}.

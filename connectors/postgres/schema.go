@@ -157,8 +157,12 @@ func (ts *tableSchema) keyOf(vals []any) *connect.Struct {
 	return st
 }
 
-// envelopeOpField is the index of "op" in every envelope (envelope.Schema).
-const envelopeOpField = 4
+// envelopeOpField and envelopeTransactionField are the indexes of "op" and
+// "transaction" in every envelope (envelope.Schema).
+const (
+	envelopeTransactionField = 3
+	envelopeOpField          = 4
+)
 
 // sameKey reports whether two rows (value field order) have the same key
 // column values, as Debezium compares the old and new key Structs.

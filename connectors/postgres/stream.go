@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,7 +14,9 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
+	"github.com/connectd/connectd/connectors/internal/heartbeat"
 	"github.com/connectd/connectd/connectors/internal/relational"
+	"github.com/connectd/connectd/connectors/internal/txmeta"
 )
 
 // streamer is the state of the replication receive loop. This file owns the
@@ -27,8 +30,12 @@ type streamer struct {
 	lastCommit     *int64          // end LSN of the last COMMIT (source.sequence[0], lsn_commit)
 	skipTx         bool
 	sentFlush      int64
-	lastCommitTime time.Time // commit time of the last transaction (non-transactional messages)
-	lastProc       int64     // LSN of the last message processed completely (Debezium's lastCompletelyProcessedLsn)
+	lastCommitTime time.Time       // commit time of the last transaction (non-transactional messages)
+	lastProc       int64           // LSN of the last message processed completely (Debezium's lastCompletelyProcessedLsn)
+	tx             *txmeta.Context // transaction in progress (provide.transaction.metadata); nil when disabled or outside one
+	txs            txmeta.Context  // reused by tx
+	position       offset          // offset of the position reached between transactions (heartbeats)
+	nextBeat       time.Time       // when the next heartbeat is due (heartbeat.interval.ms > 0)
 }
 
 // stream runs START_REPLICATION from p.startLSN and turns the pgoutput
@@ -45,6 +52,12 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 		return fmt.Errorf("postgres: START_REPLICATION slot %s at %s: %w", c.slotName, pglogrepl.LSN(p.startLSN), err)
 	}
 	s := &streamer{t: t, dec: newWALDecoder(), resume: p.resume, schemas: map[uint32]*tableSchema{}, excluded: map[uint32]bool{}, lastCommit: p.lastCommit, lastProc: p.startLSN}
+	s.position = offset{lsn: i64(p.startLSN), lsnCommit: p.lastCommit}
+	if p.lastCommit != nil {
+		s.position.lsnProc = i64(p.startLSN)
+	}
+	beat := time.Duration(c.heartbeatIntervalMs) * time.Millisecond
+	s.nextBeat = time.Now().Add(beat)
 	interval := time.Duration(c.statusUpdateIntervalMs) * time.Millisecond
 	next := time.Now().Add(interval)
 	for {
@@ -57,7 +70,19 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 			}
 			next = time.Now().Add(interval)
 		}
-		rctx, cancel := context.WithDeadline(ctx, next)
+		deadline := next
+		if beat > 0 {
+			if !s.dec.inTx && !time.Now().Before(s.nextBeat) {
+				if err := s.heartbeat(ctx); err != nil {
+					return err
+				}
+				s.nextBeat = time.Now().Add(beat)
+			}
+			if s.nextBeat.Before(deadline) {
+				deadline = s.nextBeat
+			}
+		}
+		rctx, cancel := context.WithDeadline(ctx, deadline)
 		t.wake.Store(&cancel)
 		msg, err := t.repl.ReceiveMessage(rctx)
 		t.wake.Store(nil)
@@ -82,6 +107,7 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 				if err != nil {
 					return fmt.Errorf("postgres: keepalive: %w", err)
 				}
+				s.advance(int64(ka.ServerWALEnd))
 				if ka.ReplyRequested {
 					if err := s.sendStatus(ctx, false); err != nil {
 						return err
@@ -136,8 +162,17 @@ func (s *streamer) handle(ctx context.Context, xld pglogrepl.XLogData) error {
 	switch it.kind {
 	case itemBegin:
 		s.skipTx = s.resume.skipTx(it.finalLSN)
+		if s.t.cfg.txMetadata && !s.skipTx {
+			return s.beginTx(ctx, it)
+		}
 	case itemCommit:
 		s.lastCommit, s.lastCommitTime = i64(it.lsn), it.commitTime
+		s.position = offset{lsnProc: i64(it.lsn), messageType: "COMMIT", lsnCommit: i64(it.lsn), lsn: i64(it.lsn),
+			txID: i64(int64(it.xid)), tsUsec: i64(it.commitTime.UnixMicro())}
+		if s.tx != nil {
+			s.lastProc = it.lsn
+			return s.endTx(ctx, it)
+		}
 	case itemRelation:
 		return s.relation(ctx, it.rel)
 	case itemChange:
@@ -188,16 +223,20 @@ func (s *streamer) change(ctx context.Context, it walItem) error {
 			}
 		}
 	}
-	var before, after []any
-	if it.before != nil {
-		if before, err = sch.convert(it.before); err != nil {
+	before, after, err := convertChange(sch, it)
+	if errors.Is(err, errStaleEnum) {
+		// ALTER TYPE … ADD VALUE sends no Relation message: reload pg_type,
+		// rebuild the schemas, and convert again with the new labels.
+		if err := s.refreshTypes(ctx); err != nil {
 			return err
 		}
+		if sch = s.schemas[it.rel.RelationID]; sch == nil {
+			return nil
+		}
+		before, after, err = convertChange(sch, it)
 	}
-	if it.after != nil {
-		if after, err = sch.convert(it.after); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
 	lsn := it.lsn
 	src := sourceInfo{server: t.cfg.topicPrefix, db: t.cfg.dbname, schema: it.rel.Namespace, table: it.rel.RelationName,
@@ -206,7 +245,7 @@ func (s *streamer) change(ctx context.Context, it walItem) error {
 		txID: i64(int64(it.xid)), tsUsec: i64(it.commitTime.UnixMicro())}
 	switch it.op {
 	case envelope.OpCreate:
-		return s.emit(ctx, t.record(sch, it.op, nil, after, src, off))
+		return s.emit(ctx, t.record(sch, it.op, nil, after, src, off), sch.table, lsn)
 	case envelope.OpUpdate:
 		if before != nil && !sch.sameKey(before, after) {
 			// The key changed: Debezium's RelationalChangeRecordEmitter emits
@@ -216,25 +255,63 @@ func (s *streamer) change(ctx context.Context, it walItem) error {
 			cre := t.record(sch, envelope.OpCreate, nil, after, src, off)
 			del.Headers = []connect.Header{{Key: "__debezium.newkey", Value: headerValue(cre.Key)}}
 			cre.Headers = []connect.Header{{Key: "__debezium.oldkey", Value: headerValue(del.Key)}}
-			if err := s.emit(ctx, del); err != nil {
+			if err := s.emit(ctx, del, sch.table, lsn); err != nil {
 				return err
 			}
-			return s.emit(ctx, cre)
+			return s.emit(ctx, cre, sch.table, lsn)
 		}
-		return s.emit(ctx, t.record(sch, it.op, before, after, src, off))
+		return s.emit(ctx, t.record(sch, it.op, before, after, src, off), sch.table, lsn)
 	case envelope.OpDelete:
-		return s.emit(ctx, t.record(sch, it.op, before, nil, src, off))
+		return s.emit(ctx, t.record(sch, it.op, before, nil, src, off), sch.table, lsn)
 	}
 	return nil
 }
 
-// emit queues a change record unless its op is in skipped.operations, and
-// the tombstone that follows a delete (tombstones.on.delete).
-func (s *streamer) emit(ctx context.Context, rec *connect.SourceRecord) error {
+// convertChange converts the old and new tuples of a change with sch.
+func convertChange(sch *tableSchema, it walItem) (before, after []any, err error) {
+	if it.before != nil {
+		if before, err = sch.convert(it.before); err != nil {
+			return nil, nil, err
+		}
+	}
+	if it.after != nil {
+		if after, err = sch.convert(it.after); err != nil {
+			return nil, nil, err
+		}
+	}
+	return before, after, nil
+}
+
+// refreshTypes reloads pg_type (enum labels) and rebuilds the schema of
+// every captured relation from its last Relation message.
+func (s *streamer) refreshTypes(ctx context.Context) error {
+	if err := s.t.types.reg.load(ctx, s.t.conn); err != nil {
+		return err
+	}
+	for id := range s.schemas {
+		if rel := s.dec.relations[id]; rel != nil {
+			if err := s.rebuild(ctx, rel); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// emit queues a change record of table (collection "<schema>.<table>") at
+// lsn unless its op is in skipped.operations, and the tombstone that follows
+// a delete (tombstones.on.delete). Inside a transaction with transaction
+// metadata the record gets its transaction block and offset keys first.
+func (s *streamer) emit(ctx context.Context, rec *connect.SourceRecord, table *relational.Table, lsn int64) error {
 	t := s.t
-	op := rec.Value.(*connect.Struct).Values[envelopeOpField].(string)
+	val := rec.Value.(*connect.Struct)
+	op := val.Values[envelopeOpField].(string)
 	if t.cfg.skipped.skip(op) {
 		return nil
+	}
+	if s.tx != nil {
+		val.Values[envelopeTransactionField] = s.tx.Event(table.Schema+"."+table.Name, s.tx.ID+":"+strconv.FormatInt(lsn, 10))
+		s.tx.PutOffset(rec.SourceOffset)
 	}
 	if err := t.emit(ctx, rec, s.keepalive); err != nil {
 		return err
@@ -275,7 +352,7 @@ func (s *streamer) truncate(ctx context.Context, it walItem) error {
 			txID: i64(int64(it.xid)), tsUsec: i64(it.commitTime.UnixMicro())}
 		rec := &connect.SourceRecord{SourcePartition: t.partition, SourceOffset: off.toMap(), Topic: sch.topic,
 			ValueSchema: sch.envelope, Value: envelope.Value(sch.envelope, envelope.OpTruncate, nil, nil, src.build(), t.now())}
-		if err := s.emit(ctx, rec); err != nil {
+		if err := s.emit(ctx, rec, sch.table, it.lsn); err != nil {
 			return err
 		}
 	}
@@ -299,6 +376,16 @@ func (s *streamer) relation(ctx context.Context, rel *pglogrepl.RelationMessage)
 	}
 	if old := s.schemas[rel.RelationID]; old != nil && sameShape(old.table.Columns, cols) {
 		return nil
+	}
+	return s.rebuild(ctx, rel)
+}
+
+// rebuild builds a captured relation's schema from its Relation message and
+// the catalog.
+func (s *streamer) rebuild(ctx context.Context, rel *pglogrepl.RelationMessage) error {
+	cols := make([]relational.Column, len(rel.Columns))
+	for i, c := range rel.Columns {
+		cols[i] = relational.Column{Name: c.Name, Position: i + 1, TypeOID: c.DataType, TypeMod: c.TypeModifier, Optional: true}
 	}
 	cat, err := loadTable(ctx, s.t.conn, s.t.types, rel.Namespace, rel.RelationName)
 	if err != nil {
@@ -341,4 +428,66 @@ func sameShape(a, b []relational.Column) bool {
 func atoiOr0(s string) int {
 	n, _ := strconv.Atoi(strings.TrimFunc(s, func(r rune) bool { return r < '0' || r > '9' }))
 	return n
+}
+
+// beginTx starts the transaction metadata of a transaction and emits its
+// BEGIN event, as Debezium's TransactionMonitor: id "<txId>:<lsn>" (the
+// BEGIN message's LSN), the offset of the BEGIN (lsn_proc unchanged,
+// messageType BEGIN), ts_ms the commit time.
+func (s *streamer) beginTx(ctx context.Context, it walItem) error {
+	s.tx = &s.txs
+	s.tx.Begin(strconv.FormatUint(uint64(it.xid), 10))
+	off := offset{lsnProc: i64(s.lastProc), messageType: "BEGIN", lsnCommit: s.lastCommit, lsn: i64(it.lsn),
+		txID: i64(int64(it.xid)), tsUsec: i64(it.commitTime.UnixMicro())}
+	return s.txRecord(ctx, txmeta.StatusBegin, it, off)
+}
+
+// endTx emits the END event of the transaction (event_count and the count
+// per table) with the offset of its COMMIT.
+func (s *streamer) endTx(ctx context.Context, it walItem) error {
+	off := offset{lsnProc: i64(it.lsn), messageType: "COMMIT", lsnCommit: i64(it.lsn), lsn: i64(it.lsn),
+		txID: i64(int64(it.xid)), tsUsec: i64(it.commitTime.UnixMicro())}
+	err := s.txRecord(ctx, txmeta.StatusEnd, it, off)
+	s.tx = nil
+	return err
+}
+
+func (s *streamer) txRecord(ctx context.Context, status string, it walItem, off offset) error {
+	t := s.t
+	m := off.toMap()
+	s.tx.PutOffset(m)
+	key, val := s.tx.Record(status, s.tx.ID+":"+strconv.FormatInt(it.lsn, 10), it.commitTime.UnixMilli())
+	rec := &connect.SourceRecord{SourcePartition: t.partition, SourceOffset: m, Topic: t.cfg.txTopic,
+		KeySchema: txmeta.KeySchema(), Key: key, ValueSchema: txmeta.ValueSchema(), Value: val}
+	return t.emit(ctx, rec, s.keepalive)
+}
+
+// advance moves the heartbeat position to walEnd, the server's WAL position
+// of a keepalive, when no transaction is being received: the walsender sends
+// a keepalive only between decoded records, and every transaction that
+// committed before walEnd has been received in full, so a restart from
+// walEnd (lsn_commit) loses nothing. This is what lets the slot's confirmed
+// LSN, and its retained WAL, move forward while other databases write and
+// the captured tables stay idle (Debezium needs heartbeat.action.query for
+// that).
+func (s *streamer) advance(walEnd int64) {
+	if s.dec.inTx || s.position.lsn == nil || walEnd <= *s.position.lsn {
+		return
+	}
+	// Only the heartbeat position moves: change events keep Debezium's
+	// lsn_commit / lsn_proc (the last COMMIT and change received).
+	s.position.lsn, s.position.lsnProc, s.position.lsnCommit = i64(walEnd), i64(walEnd), i64(walEnd)
+}
+
+// heartbeat runs heartbeat.action.query, if set, and queues a heartbeat
+// record carrying the current position, as Debezium's HeartbeatImpl.
+func (s *streamer) heartbeat(ctx context.Context) error {
+	t := s.t
+	if q := t.cfg.heartbeatQuery; q != "" {
+		if _, err := t.conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("postgres: heartbeat.action.query: %w", err)
+		}
+	}
+	rec := heartbeat.Record(t.cfg.heartbeatTopic, t.cfg.topicPrefix, t.partition, s.position.toMap(), t.now())
+	return t.emit(ctx, rec, s.keepalive)
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"math/big"
@@ -421,7 +422,7 @@ func (m *typeMapper) scalar(oid uint32, typmod int32, opt bool) (colType, bool) 
 		return colType{}, false
 	}
 	if t.typtype == 'e' {
-		return colType{schema: prim(connect.String, opt).Name(nameEnum).Version(1).Param("allowed", t.labels).Build(), fromText: textValue}, true
+		return colType{schema: prim(connect.String, opt).Name(nameEnum).Version(1).Param("allowed", t.labels).Build(), fromText: enumValue(t.labels)}, true
 	}
 	switch t.name {
 	case "citext":
@@ -952,4 +953,28 @@ func (m *typeMapper) parseDefault(c relational.Column, expr string) any {
 		return ct.fallback
 	}
 	return v
+}
+
+// errStaleEnum says that an enum value is not among the labels the type
+// registry holds: a label was added (ALTER TYPE … ADD VALUE) after the
+// registry was loaded. The streamer reloads pg_type and rebuilds the table
+// schemas, so the event carries the refreshed io.debezium.data.Enum
+// "allowed" parameter.
+var errStaleEnum = errors.New("postgres: enum label not in the loaded type registry")
+
+// enumValue converts an enum label, failing with errStaleEnum for a label
+// the registry does not know. labels is the comma-separated "allowed" list;
+// when a label itself contains a comma the list cannot be split and every
+// value is accepted.
+func enumValue(labels string) func(string) (any, error) {
+	known := map[string]struct{}{}
+	for _, l := range strings.Split(labels, ",") {
+		known[l] = struct{}{}
+	}
+	return func(s string) (any, error) {
+		if _, ok := known[s]; !ok && !strings.Contains(s, ",") {
+			return nil, errStaleEnum
+		}
+		return s, nil
+	}
 }

@@ -19,6 +19,7 @@ repo="$(cd "$here/../.." && pwd)"
 PGBIN="${PGBIN:-/usr/lib/postgresql/15/bin}"
 PGPORT="${PGPORT:-55434}"
 IDLE="${IDLE:-8}"
+MAX="${MAX:-0}"   # stop after MAX records (0 = when idle); needed with heartbeats
 
 aspg() { if [[ $(id -u) == 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
@@ -60,7 +61,7 @@ HBA
   { sed -e "s|@PGPORT@|$PGPORT|" -e "s|@OFFSETS@|$work/offsets.dat|" "$here/scenarios/pg_scenario.properties.in"
     cat "$dir/connector.properties"; } > "$work/connector.properties"
   mkdir -p "$(dirname "$out")"
-  "$here/capture.sh" "$work/connector.properties" "$out" 0 "$IDLE" "${psql[*]} -d scen -f $dir/changes.sql"
+  "$here/capture.sh" "$work/connector.properties" "$out" "$MAX" "$IDLE" "${psql[*]} -d scen -f $dir/changes.sql"
   echo "[$name] wrote $out" >&2
 }
 

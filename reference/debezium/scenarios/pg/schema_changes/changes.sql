@@ -1,0 +1,23 @@
+-- Changes of scenario "schema_changes".
+INSERT INTO t VALUES (2, 'a2', 2, 'ok');
+ALTER TABLE t ADD COLUMN c numeric(6,2);
+INSERT INTO t VALUES (3, 'a3', 3, 'ok', 2.25);
+ALTER TABLE t DROP COLUMN b;
+INSERT INTO t VALUES (4, 'a4', 'sad', 3.5);
+ALTER TABLE t RENAME COLUMN a TO a_renamed;
+UPDATE t SET a_renamed = 'x' WHERE id = 4;
+ALTER TABLE t ALTER COLUMN c TYPE text;
+INSERT INTO t VALUES (5, 'a5', 'ok', 'five');
+ALTER TYPE mood ADD VALUE 'happy';
+INSERT INTO t VALUES (6, 'a6', 'happy', 'six');
+UPDATE t SET m = 'happy' WHERE id = 1;
+CREATE TABLE t2 (id integer PRIMARY KEY, v varchar(10));
+INSERT INTO t2 VALUES (1, 'new');
+CREATE TABLE other (id integer PRIMARY KEY);
+INSERT INTO other VALUES (1);
+BEGIN;
+ALTER TABLE t ADD COLUMN d integer NOT NULL DEFAULT 7;
+INSERT INTO t (id, a_renamed, m, c) VALUES (7, 'a7', 'ok', 'seven');
+INSERT INTO t2 VALUES (2, 'two');
+COMMIT;
+DELETE FROM t WHERE id = 2;

@@ -1,0 +1,16 @@
+-- Changes of scenario "transactions".
+INSERT INTO a VALUES (2, 'a2');
+BEGIN;
+INSERT INTO a VALUES (3, 'a3');
+INSERT INTO b VALUES (1, 'b1');
+UPDATE a SET v = 'x' WHERE id = 2;
+INSERT INTO skip VALUES (1);
+DELETE FROM b WHERE id = 1;
+UPDATE a SET id = 30 WHERE id = 3;
+COMMIT;
+INSERT INTO skip VALUES (2);
+BEGIN;
+INSERT INTO b VALUES (2, 'b2');
+INSERT INTO skip VALUES (3);
+COMMIT;
+INSERT INTO a VALUES (4, 'a4');
