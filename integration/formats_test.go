@@ -35,6 +35,46 @@ func readTopic(t *testing.T, broker, topic string, want int) []*kgo.Record {
 	return out
 }
 
+// readAll reads topic from the start until a poll brings nothing new.
+func readAll(t *testing.T, broker, topic string) []*kgo.Record {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var out []*kgo.Record
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		fs := cl.PollFetches(ctx)
+		cancel()
+		n := len(out)
+		fs.EachRecord(func(r *kgo.Record) { out = append(out, r) })
+		if len(out) == n {
+			return out
+		}
+	}
+}
+
+// waitOffset reads connect-offsets until a record contains want, and
+// returns every record read.
+func waitOffset(t *testing.T, broker, want string) []*kgo.Record {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		recs := readAll(t, broker, "connect-offsets")
+		for _, r := range recs {
+			if bytes.Contains(r.Value, []byte(want)) {
+				return recs
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no offset record with %s in connect-offsets (%d records)", want, len(recs))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 func jsonKeys(t *testing.T, b []byte) []string {
 	t.Helper()
 	var m map[string]any
@@ -76,14 +116,12 @@ func TestKafkaConnectFormats(t *testing.T) {
 	}
 	c := newConsumer(t, d.kafka, `^dbserver1\.inventory\.customers$`)
 	c.until(4, 60*time.Second)
+	// One flush stores only the newest offset per partition, so wait for the
+	// snapshot's completed offset before streaming a change.
+	waitOffset(t, d.kafka, `"snapshot_completed":true`)
 	mustExec(t, pg, `UPDATE inventory.customers SET email='x@y.z' WHERE id=1`)
 	c.until(5, 60*time.Second)
-	time.Sleep(1500 * time.Millisecond) // > offset.flush.interval.ms
-
-	offs := readTopic(t, d.kafka, "connect-offsets", 2)
-	if len(offs) < 2 {
-		t.Fatalf("%d offset records, want the snapshot's and the stream's", len(offs))
-	}
+	offs := waitOffset(t, d.kafka, `"messageType":"UPDATE"`)
 	for _, r := range offs {
 		if string(r.Key) != `["inv",{"server":"dbserver1"}]` {
 			t.Fatalf("offset key %s", r.Key)
