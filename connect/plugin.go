@@ -92,3 +92,18 @@ type PartitionOffset struct {
 type TaskLogger interface {
 	Logger() *slog.Logger
 }
+
+// WorkerInfo describes the worker a task runs in.
+type WorkerInfo struct {
+	// BootstrapServers are the worker's Kafka brokers (host:port), the
+	// embedded broker's listener when the worker runs one.
+	BootstrapServers []string
+}
+
+// WorkerInfoProvider is implemented by the SourceTaskContext of workers
+// that tell tasks about themselves; tasks check for it with a type
+// assertion (e.g. Debezium's schema history defaults its
+// schema.history.internal.kafka.bootstrap.servers to the worker's brokers).
+type WorkerInfoProvider interface {
+	WorkerInfo() WorkerInfo
+}

@@ -48,25 +48,25 @@ func New(w *runtime.Worker, plugins *connect.Plugins) *Server {
 	e.HTTPErrorHandler = s.errorHandler
 	e.GET("/", s.root)
 	e.GET("/connectors", s.listConnectors)
-	e.POST("/connectors", s.createConnector)
+	e.POST("/connectors", s.createConnector, s.toLeader)
 	e.GET("/connectors/:name", s.getConnector)
-	e.DELETE("/connectors/:name", s.deleteConnector)
+	e.DELETE("/connectors/:name", s.deleteConnector, s.toLeader)
 	e.GET("/connectors/:name/config", s.getConfig)
-	e.PUT("/connectors/:name/config", s.putConfig)
-	e.PATCH("/connectors/:name/config", s.patchConfig)
+	e.PUT("/connectors/:name/config", s.putConfig, s.toLeader)
+	e.PATCH("/connectors/:name/config", s.patchConfig, s.toLeader)
 	e.GET("/connectors/:name/status", s.getStatus)
-	e.POST("/connectors/:name/restart", s.restart)
-	e.PUT("/connectors/:name/pause", s.pause)
-	e.PUT("/connectors/:name/resume", s.resume)
-	e.PUT("/connectors/:name/stop", s.stop)
+	e.POST("/connectors/:name/restart", s.restart, s.toLeader)
+	e.PUT("/connectors/:name/pause", s.pause, s.toLeader)
+	e.PUT("/connectors/:name/resume", s.resume, s.toLeader)
+	e.PUT("/connectors/:name/stop", s.stop, s.toLeader)
 	e.GET("/connectors/:name/tasks", s.getTasks)
 	e.GET("/connectors/:name/tasks/:task/status", s.getTaskStatus)
-	e.POST("/connectors/:name/tasks/:task/restart", s.restartTask)
+	e.POST("/connectors/:name/tasks/:task/restart", s.restartTask, s.toTaskOwner)
 	e.GET("/connectors/:name/topics", s.getTopics)
 	e.PUT("/connectors/:name/topics/reset", s.resetTopics)
 	e.GET("/connectors/:name/offsets", s.getOffsets)
-	e.PATCH("/connectors/:name/offsets", s.alterOffsets)
-	e.DELETE("/connectors/:name/offsets", s.resetOffsets)
+	e.PATCH("/connectors/:name/offsets", s.alterOffsets, s.toLeader)
+	e.DELETE("/connectors/:name/offsets", s.resetOffsets, s.toLeader)
 	e.GET("/connector-plugins", s.listPlugins)
 	e.GET("/connector-plugins/:plugin/config", s.pluginConfig)
 	e.PUT("/connector-plugins/:plugin/config/validate", s.validateConfig)
@@ -125,6 +125,8 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 		code = http.StatusNotFound
 	case errors.As(err, &ci), errors.As(err, &br):
 		code = http.StatusBadRequest
+	case errors.Is(err, runtime.ErrRebalanceInProgress), errors.As(err, new(*runtime.ConflictError)):
+		code = http.StatusConflict
 	case errors.Is(err, runtime.ErrAlreadyExists):
 		code = http.StatusConflict
 		msg = strings.TrimSuffix(msg, ": "+runtime.ErrAlreadyExists.Error())

@@ -35,6 +35,10 @@ var workerDefaults = map[string]string{
 	"offset.flush.interval.ms":          "60000",
 	"offset.flush.timeout.ms":           "5000",
 	"exactly.once.source.support":       "disabled",
+	// Group membership, as Kafka Connect's distributed worker.
+	"session.timeout.ms":    "10000",
+	"heartbeat.interval.ms": "3000",
+	"rebalance.timeout.ms":  "60000",
 }
 
 // Get returns key's value or its default.

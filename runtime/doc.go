@@ -37,4 +37,31 @@
 // polled batch and its offsets go to Kafka in one transaction, and
 // SourceTask.Commit follows the commit. The offsets topic is read with
 // read_committed.
+//
+// Distributed mode (group.go, assignment.go): every worker is a member of
+// the Kafka group group.id, joined through franz-go's group client (a
+// consumer group subscribed to the config topic, consuming nothing) with
+// our own balancer, protocol "connectd-v1". Kafka Connect's "connect"
+// protocol is not spoken (franz-go fixes the protocol type to
+// "consumer"), so Java Kafka Connect workers and connectd workers cannot
+// share a group.id. A member's JoinGroup metadata is its REST URL, its
+// config topic position and what it runs; the leader reads the config
+// topic to its end and assigns every connector and task: work stays with
+// its live owner, work without one goes to the least loaded member
+// (round-robin over a fresh group). Each member's assignment carries the
+// leader's URL and the whole placement. A member applies its assignment
+// after reading the config topic as far as the leader had: it stops the
+// tasks it lost (final offset flush included) and starts those it gained;
+// a member whose session expired (onLost) stops everything. Because work
+// only moves away from members that left, one task never runs on two live
+// members; under exactly-once a new task instance also fences the old one.
+// The leader forces a rebalance when the config topic's work (connectors,
+// committed task counts) differs from what the current assignment places.
+// Statuses are written by the worker that runs the connector or task
+// (worker_id = its REST host:port) with the group generation. Session
+// timeout, heartbeat and rebalance timeout are Kafka Connect's worker
+// properties and defaults. On the embedded broker the group has this one
+// member and the same path runs. The REST layer forwards config writes to
+// the leader (rest/forward.go); a worker that has no current assignment
+// answers 409.
 package runtime

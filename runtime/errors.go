@@ -19,6 +19,18 @@ var ErrNotFound = errors.New("not found")
 // ErrAlreadyExists is returned when creating a connector whose name is taken (REST 409).
 var ErrAlreadyExists = errors.New("already exists")
 
+// ErrRebalanceInProgress is returned for a request that needs the group's
+// current assignment while a rebalance is in progress (REST 409, with
+// Kafka Connect's message for its RebalanceNeededException).
+var ErrRebalanceInProgress = errors.New("Cannot complete request momentarily due to stale configuration (typically caused by a concurrent config change)")
+
+// ConflictError is a request that cannot be served now because of the
+// group's state (REST 409), e.g. a forwarded request that reached a worker
+// that is not its target either.
+type ConflictError struct{ Msg string }
+
+func (e *ConflictError) Error() string { return e.Msg }
+
 // NotFoundError says which connector was not found. Msg, when set, is the
 // message Kafka Connect gives for the operation (it varies: "Unknown
 // connector X", "No status found for task X-0", ...).

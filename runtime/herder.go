@@ -78,11 +78,15 @@ type connectorState struct {
 	target    string
 }
 
+// runningConnector is the part of a connector this worker runs: the
+// connector itself when the group assigned it here (ownsConn: this worker
+// writes its status), and the tasks assigned here.
 type runningConnector struct {
 	config   map[string]string
-	taskCfgs []map[string]string
+	taskCfgs []map[string]string     // every task's committed config
 	conn     connect.SourceConnector // nil when the class was not found
 	paused   bool
+	ownsConn bool
 	tasks    []*runningTask
 }
 
@@ -94,13 +98,14 @@ type runningTask struct {
 	gate   *pauseGate
 }
 
-// Herder manages connectors on this worker (Kafka Connect's herder). In
-// this slice one worker runs every connector; group membership comes with
-// distributed mode.
+// Herder manages connectors on this worker (Kafka Connect's herder): it
+// runs the connectors and tasks the group assigns it (group.go,
+// assignment.go); on the embedded broker the group has this one member.
 type Herder struct {
 	cfg      WorkerConfig
 	plugins  *connect.Plugins
 	workerID string
+	restURL  string // http://<workerID>, as members know each other
 	log      *slog.Logger
 	taskLog  *slog.Logger
 	loggers  *Loggers
@@ -124,6 +129,17 @@ type Herder struct {
 	active     map[string]map[string]topicStatus // connector -> topic (KIP-558)
 	generation int
 
+	// Group membership (group.go): group is the member's client; synced
+	// is the assignment read in the last SyncGroup, asg the one applied;
+	// rebalancing is set from the start of a rebalance to its assignment.
+	group       *kgo.Client
+	synced      *assignment
+	asg         *assignment
+	memberID    string
+	rebalancing bool
+	joined      chan struct{}
+	joinedOnce  sync.Once
+
 	reconcileCh chan string
 	stopCh      chan struct{}
 	wg          sync.WaitGroup
@@ -142,6 +158,8 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		active:      map[string]map[string]topicStatus{},
 		reconcileCh: make(chan string, 1024),
 		stopCh:      make(chan struct{}),
+		joined:      make(chan struct{}),
+		restURL:     "http://" + workerID,
 	}
 	h.brokers = brokers
 	switch eos := strings.ToLower(strings.TrimSpace(cfg.Get("exactly.once.source.support"))); eos {
@@ -192,11 +210,11 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 	h.topics = newTopicCreator(kadm.NewClient(h.producer))
 	h.wg.Add(1)
 	go h.reconcileLoop()
-	h.mu.Lock()
-	for name := range h.connectors {
-		h.reconcileCh <- name
+	// The first assignment reconciles every connector (onAssigned).
+	if err := h.joinGroup(ctx); err != nil {
+		h.Close()
+		return nil, err
 	}
-	h.mu.Unlock()
 	return h, nil
 }
 
@@ -247,6 +265,11 @@ func (h *Herder) Close() {
 	h.mu.Unlock()
 	for _, n := range names {
 		h.stopConnector(n)
+	}
+	// Leave the group only once this worker's tasks flushed their offsets
+	// and stopped: the next owner starts after that.
+	if h.group != nil {
+		h.group.Close()
 	}
 	if h.producer != nil {
 		h.producer.Close()
@@ -428,6 +451,7 @@ func (h *Herder) reconcileLoop() {
 			return
 		case name := <-h.reconcileCh:
 			h.reconcile(name)
+			h.maybeRebalance()
 		}
 	}
 }
@@ -455,9 +479,11 @@ func (h *Herder) reconcile(name string) {
 		}
 	}
 	rc := h.running[name]
+	ownConn, mine := h.asg.owns(name)
 	h.mu.Unlock()
 
-	if !exists || cfg == nil {
+	if !exists || cfg == nil || (!ownConn && len(mine) == 0) {
+		// Deleted, or not (any more) this worker's: another member runs it.
 		if rc != nil {
 			h.stopConnector(name)
 		}
@@ -475,6 +501,7 @@ func (h *Herder) reconcile(name string) {
 		h.mu.Lock()
 		rc.config = cfg
 		h.mu.Unlock()
+		h.applyAssignment(name, rc, ownConn, mine)
 	}
 	switch target {
 	case TargetStopped:
@@ -484,13 +511,13 @@ func (h *Herder) reconcile(name string) {
 			h.stopConnector(name)
 			h.dropTaskStatuses(name, rc, len(taskCfgs))
 		}
-		if h.statusOf(connectorStatusKey(name)) != StateStopped {
+		if ownConn && h.statusOf(connectorStatusKey(name)) != StateStopped {
 			h.putStatus(connectorStatusKey(name), StateStopped, "")
 		}
 	case TargetPaused:
 		if rc == nil {
 			if ready {
-				h.startConnector(name, cfg, taskCfgs, true)
+				h.startConnector(name, cfg, taskCfgs, true, ownConn, mine)
 			}
 			return
 		}
@@ -500,7 +527,7 @@ func (h *Herder) reconcile(name string) {
 	default:
 		if rc == nil {
 			if ready {
-				h.startConnector(name, cfg, taskCfgs, false)
+				h.startConnector(name, cfg, taskCfgs, false, ownConn, mine)
 			}
 			return
 		}
@@ -508,6 +535,61 @@ func (h *Herder) reconcile(name string) {
 			h.setPaused(name, rc, false)
 		}
 	}
+}
+
+// applyAssignment makes rc match this worker's share of the connector:
+// tasks assigned elsewhere are stopped (their final offset flush
+// included), tasks newly assigned here are started, and the connector's
+// status is written when the connector itself came here.
+func (h *Herder) applyAssignment(name string, rc *runningConnector, ownConn bool, mine map[int]bool) {
+	h.mu.Lock()
+	var lost []*runningTask
+	have := map[int]bool{}
+	kept := make([]*runningTask, 0, len(rc.tasks))
+	for _, t := range rc.tasks {
+		if mine[t.id.Task] {
+			kept = append(kept, t)
+			have[t.id.Task] = true
+		} else {
+			lost = append(lost, t)
+		}
+	}
+	rc.tasks = kept
+	gainedConn := ownConn && !rc.ownsConn
+	rc.ownsConn = ownConn
+	conn, paused, taskCfgs := rc.conn, rc.paused, rc.taskCfgs
+	h.mu.Unlock()
+	for _, t := range lost {
+		t.cancel()
+	}
+	for _, t := range lost {
+		<-t.done
+		h.log.Info("task moved to another worker", "task", t.id)
+	}
+	if conn == nil {
+		return
+	}
+	for _, i := range sortedTasks(mine) {
+		if !have[i] && i < len(taskCfgs) {
+			h.startTask(rc, TaskID{Connector: name, Task: i}, conn, taskCfgs[i])
+		}
+	}
+	if gainedConn {
+		state := StateRunning
+		if paused {
+			state = StatePaused
+		}
+		h.putStatus(connectorStatusKey(name), state, "")
+	}
+}
+
+func sortedTasks(set map[int]bool) []int {
+	out := make([]int, 0, len(set))
+	for i := range set {
+		out = append(out, i)
+	}
+	sort.Ints(out)
+	return out
 }
 
 func sameTaskConfigs(a, b []map[string]string) bool {
@@ -578,7 +660,7 @@ func (h *Herder) setPaused(name string, rc *runningConnector, paused bool) {
 			h.putStatus(taskStatusKey(t.id), state, "")
 		}
 	}
-	if rc.conn != nil {
+	if rc.conn != nil && rc.ownsConn {
 		h.putStatus(connectorStatusKey(name), state, "")
 	}
 	h.log.Info("connector target state applied", "connector", name, "state", state)
@@ -596,28 +678,36 @@ func sameConfig(a, b map[string]string) bool {
 	return true
 }
 
-func (h *Herder) startConnector(name string, cfg map[string]string, taskCfgs []map[string]string, paused bool) {
-	rc := &runningConnector{config: cfg, taskCfgs: taskCfgs, paused: paused}
+// startConnector starts this worker's share of name: the connector's
+// status when ownConn, and the tasks in mine.
+func (h *Herder) startConnector(name string, cfg map[string]string, taskCfgs []map[string]string, paused, ownConn bool, mine map[int]bool) {
+	rc := &runningConnector{config: cfg, taskCfgs: taskCfgs, paused: paused, ownsConn: ownConn}
 	h.mu.Lock()
 	h.running[name] = rc
 	h.mu.Unlock()
 	factory, _, ok := h.plugins.Source(cfg["connector.class"])
 	if !ok {
-		h.putStatus(connectorStatusKey(name), StateFailed, fmt.Sprintf("Failed to find any class that implements Connector and which name matches %s", cfg["connector.class"]))
+		if ownConn {
+			h.putStatus(connectorStatusKey(name), StateFailed, fmt.Sprintf("Failed to find any class that implements Connector and which name matches %s", cfg["connector.class"]))
+		}
 		return
 	}
 	state := StateRunning
 	if paused {
 		state = StatePaused
 	}
-	h.putStatus(connectorStatusKey(name), state, "")
-	h.log.Info("connector started", "connector", name, "tasks", len(taskCfgs), "state", state)
+	if ownConn {
+		h.putStatus(connectorStatusKey(name), state, "")
+	}
+	h.log.Info("connector started", "connector", name, "tasks", len(taskCfgs), "here", sortedTasks(mine), "state", state)
 	conn := factory()
 	h.mu.Lock()
 	rc.conn = conn
 	h.mu.Unlock()
-	for i, tc := range taskCfgs {
-		h.startTask(rc, TaskID{Connector: name, Task: i}, conn, tc)
+	for _, i := range sortedTasks(mine) {
+		if i < len(taskCfgs) {
+			h.startTask(rc, TaskID{Connector: name, Task: i}, conn, taskCfgs[i])
+		}
 	}
 }
 

@@ -269,7 +269,7 @@ func (h *Herder) doRestart(name string, connector bool, tasks []int) {
 	for _, t := range tasks {
 		_ = h.restartTask(name, t)
 	}
-	if connector {
+	if connector && rc.ownsConn {
 		_, target, _, _ := h.snapshot(name)
 		state := StateRunning
 		switch target {

@@ -81,9 +81,19 @@ func (r offsetReader) Offset(ctx context.Context, p map[string]any) (map[string]
 type taskContext struct {
 	r      offsetReader
 	logger *slog.Logger
+	// brokers are the worker's Kafka brokers (connect.WorkerInfo).
+	brokers []string
 }
 
-var _ connect.TaskLogger = taskContext{}
+var (
+	_ connect.TaskLogger         = taskContext{}
+	_ connect.WorkerInfoProvider = taskContext{}
+)
+
+// WorkerInfo implements connect.WorkerInfoProvider.
+func (t taskContext) WorkerInfo() connect.WorkerInfo {
+	return connect.WorkerInfo{BootstrapServers: t.brokers}
+}
 
 func (t taskContext) OffsetReader() connect.OffsetReader { return t.r }
 
@@ -106,6 +116,11 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 		w.chain.Close()
 	}()
 	tc := taskContext{r: offsetReader{store: w.store, connector: w.id.Connector}, logger: w.logger}
+	for _, cl := range []*kgo.Client{w.producer, w.txn} {
+		if cl != nil && tc.brokers == nil {
+			tc.brokers, _ = cl.OptValue(kgo.SeedBrokers).([]string)
+		}
+	}
 	if tc.logger == nil {
 		tc.logger = w.log
 	}

@@ -192,6 +192,14 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 	}
 }
 
+// Position returns the next offset to read in partition: every record
+// before it has been passed to onRecord.
+func (l *Log) Position(partition int32) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.read[partition]
+}
+
 // Topic returns the topic's name.
 func (l *Log) Topic() string { return l.topic }
 
