@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/connectd/connectd/transforms"
 	"log/slog"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -230,6 +231,7 @@ func (h *Herder) producerOpts() []kgo.Opt {
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
 		kgo.ProducerLinger(5 * time.Millisecond),
 		kgo.MaxBufferedRecords(8192),
+		kgo.WithLogger(kafkaClientLogger()),
 		// A topic created just before its first record must not wait for
 		// kgo's default 5 s metadata refresh.
 		kgo.MetadataMinAge(250 * time.Millisecond),
@@ -989,4 +991,11 @@ func (h *Herder) clusterID(ctx context.Context) (string, error) {
 		return "", err
 	}
 	return m.Cluster, nil
+}
+
+// kafkaClientLogger returns a logger for the Kafka clients: silent unless
+// CONNECTD_KAFKA_CLIENT_LOG=debug|info|warn|error (a developer aid).
+func kafkaClientLogger() kgo.Logger {
+	lvl := map[string]kgo.LogLevel{"debug": kgo.LogLevelDebug, "info": kgo.LogLevelInfo, "warn": kgo.LogLevelWarn, "error": kgo.LogLevelError}[os.Getenv("CONNECTD_KAFKA_CLIENT_LOG")]
+	return kgo.BasicLogger(os.Stderr, lvl, nil) // LogLevelNone logs nothing
 }

@@ -23,6 +23,39 @@ type column struct {
 	length     int // CHARACTER_MAXIMUM_LENGTH (bytes for binary types)
 	defaultSQL *string
 	options    []string // ENUM / SET values
+	width      int      // display width of integer types (int(11) → 11); 0 = none
+	charLength int      // CHARACTER_MAXIMUM_LENGTH of CHAR/VARCHAR/BINARY/VARBINARY
+	charset    string   // CHARACTER_SET_NAME; "" = none
+	autoInc    bool     // AUTO_INCREMENT
+	comment    string   // COLUMN_COMMENT
+}
+
+// intWidths are the display widths MariaDB gives integer types without
+// one: signed, unsigned.
+var intWidths = map[string][2]int{
+	"tinyint": {4, 3}, "smallint": {6, 5}, "mediumint": {9, 8}, "int": {11, 10}, "integer": {11, 10}, "bigint": {20, 20},
+}
+
+// dbzLength is the column's length as Debezium's table model has it
+// (io.debezium.relational.Column#length); 0 = none.
+func (c *column) dbzLength() int {
+	switch c.dataType {
+	case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
+		return c.width
+	case "decimal", "numeric", "bit":
+		return c.precision
+	case "datetime", "timestamp", "time":
+		return c.fsp
+	case "char", "varchar", "binary", "varbinary":
+		return c.charLength
+	case "year":
+		return 4
+	case "enum":
+		return 1
+	case "set":
+		return len(strings.Join(c.options, ","))
+	}
+	return 0
 }
 
 // table is a captured table's structure.
@@ -59,7 +92,8 @@ func listTables(conn *client.Conn, c *config) ([][2]string, error) {
 func loadTable(conn *client.Conn, db, name string) (*table, error) {
 	q := `SELECT COLUMN_NAME, ORDINAL_POSITION, DATA_TYPE, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT,
 	  COALESCE(NUMERIC_PRECISION, 0), COALESCE(NUMERIC_SCALE, 0), COALESCE(DATETIME_PRECISION, 0),
-	  COALESCE(CHARACTER_OCTET_LENGTH, 0), COLUMN_KEY
+	  COALESCE(CHARACTER_OCTET_LENGTH, 0), COLUMN_KEY, COALESCE(CHARACTER_MAXIMUM_LENGTH, 0),
+	  COALESCE(CHARACTER_SET_NAME, ''), EXTRA, COLUMN_COMMENT
 	FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION`
 	r, err := conn.Execute(q, db, name)
 	if err != nil {
@@ -92,6 +126,15 @@ func loadTable(conn *client.Conn, db, name string) (*table, error) {
 			c.options = parseOptions(c.columnType)
 		case "bit":
 			c.precision = parenInt(c.columnType, 1)
+		}
+		cl, _ := r.GetInt(i, 11)
+		c.charLength = int(cl)
+		c.charset, _ = r.GetString(i, 12)
+		extra, _ := r.GetString(i, 13)
+		c.autoInc = strings.Contains(strings.ToLower(extra), "auto_increment")
+		c.comment, _ = r.GetString(i, 14)
+		if w, ok := intWidths[c.dataType]; ok {
+			c.width = parenInt(c.columnType, w[0])
 		}
 		key, _ := r.GetString(i, 10)
 		if key == "PRI" {

@@ -173,9 +173,9 @@ func buildDef(f flavor) *connect.ConfigDef {
 			Allowed: []string{"minimal", "extended", "none"},
 			Doc:     "minimal: hold the global read lock only while the binlog position is read and the consistent-snapshot transaction opens; extended: for the whole snapshot; none: no lock (only safe without concurrent DDL)."}).
 		Define(connect.ConfigKey{Name: KeyIncludeSchemaChanges, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
-			Doc: "Whether schema change events are emitted on the <topic.prefix> topic (not implemented yet: none are emitted)."}).
+			Doc: "Whether schema change events (the DDL and the table structures it left, keyed by database name) are emitted on the <topic.prefix> topic."}).
 		Define(connect.ConfigKey{Name: KeyHistoryTopic, Type: connect.TypeString, Default: connect.Str(""), Importance: connect.High, Group: "History Storage",
-			Doc: "Topic of the schema history (not written yet by connectd)."}).
+			Doc: "Topic of the schema history: every DDL with its binlog position and the table structures it left, in Debezium's record format; a restart decodes older binlog events with the structures current then. Empty = no history (connectd only; Debezium requires it): structures come from information_schema at start."}).
 		Define(connect.ConfigKey{Name: KeyHistoryBootstrap, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.High, Group: "History Storage",
 			Doc: "Kafka brokers of the schema history topic; empty = the worker's."}).
 		Define(connect.ConfigKey{Name: KeySkipUnparseableDDL, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "History Storage",
@@ -250,6 +250,10 @@ type config struct {
 	dbInclude, dbExclude []*regexp.Regexp
 	tbInclude, tbExclude []*regexp.Regexp
 	snapshotMode         string
+	historyTopic         string
+	historyBrokers       []string
+	skipUnparseableDDL   bool
+	includeSchemaChanges bool
 	lockingMode          string
 	tombstonesOnDelete   bool
 	maxBatchSize         int
@@ -278,8 +282,10 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 		serverID: uint32(sid), topicPrefix: p.String(KeyTopicPrefix),
 		dbInclude: anchored(p.List(KeyDatabaseIncludeList)), dbExclude: anchored(p.List(KeyDatabaseExcludeList)),
 		tbInclude: anchored(p.List(KeyTableIncludeList)), tbExclude: anchored(p.List(KeyTableExcludeList)),
-		snapshotMode:       snapshotModes[strings.ToLower(p.String(KeySnapshotMode))].mode,
-		lockingMode:        strings.ToLower(p.String(KeySnapshotLockingMode)),
+		snapshotMode: snapshotModes[strings.ToLower(p.String(KeySnapshotMode))].mode,
+		lockingMode:  strings.ToLower(p.String(KeySnapshotLockingMode)),
+		historyTopic: p.String(KeyHistoryTopic), historyBrokers: p.List(KeyHistoryBootstrap),
+		skipUnparseableDDL: p.Bool(KeySkipUnparseableDDL), includeSchemaChanges: p.Bool(KeyIncludeSchemaChanges),
 		tombstonesOnDelete: p.Bool(KeyTombstonesOnDelete),
 		maxBatchSize:       p.Int(KeyMaxBatchSize), maxQueueSize: p.Int(KeyMaxQueueSize),
 		pollIntervalMs: p.Int(KeyPollIntervalMs), connectTimeoutMs: p.Int(KeyConnectTimeoutMs),

@@ -8,8 +8,11 @@
 // classes), task.go (lifecycle, Poll/Commit), snapshot.go (FLUSH TABLES WITH
 // READ LOCK, binlog coordinates, consistent-snapshot transaction), stream.go
 // (the only owner of the binlog connection), catalog.go (table model from
-// information_schema), types.go (column mapping under Debezium's default
-// modes), source.go (source block), offsets.go.
+// information_schema), ddl.go (DDL parsed with the TiDB parser go-mysql
+// uses, applied to the table model), history.go (the schema history topic
+// in Debezium's HistoryRecord format), schema_change.go (schema change
+// events on <topic.prefix>), types.go (column mapping under Debezium's
+// default modes), source.go (source block), offsets.go.
 //
 // Invariants:
 //   - The snapshot reads inside a START TRANSACTION WITH CONSISTENT SNAPSHOT
@@ -22,12 +25,17 @@
 //     no confirmation upstream (invariant 1 holds by construction: the
 //     position lives only in the worker's offset store).
 //   - Snapshot and streaming values go through the same text conversion.
+//   - Binlog events are decoded with the table structures of their
+//     position: the snapshot reads them under its lock, every DDL read from
+//     the binlog is applied to them, and both are written to the schema
+//     history topic (acknowledged by Kafka) before any later event is
+//     emitted; a restart recovers the structures of the stored offset from
+//     the topic. Without schema.history.internal.kafka.topic (connectd
+//     only; Debezium requires it) a restart reads information_schema.
 //
-// Not implemented yet (issue 5): DDL parsing and the schema history topic
-// (table structures are read from information_schema at start and re-read
-// when a DDL event is seen, so a restart behind a DDL decodes with the
-// current structure), schema change events on the <topic.prefix> topic,
-// GTID-based restarts (file/pos is used; gtids is written), heartbeats,
+// Not implemented yet (issue 5): GTID-based restarts (file/pos is used;
+// gtids is written), heartbeats, schema.history.internal.store.only.*,
+// snapshot.mode=recovery (rebuilding a lost history),
 // snapshot modes other than initial/initial_only/no_data, non-default
 // handling modes, column filters, spatial types.
 package mysql

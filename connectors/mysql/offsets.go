@@ -34,6 +34,7 @@ type offset struct {
 	tsSec          int64
 	snapshot       bool // written by an unfinished initial snapshot
 	snapshotRecord bool // has server_id/row/event (a streamed record)
+	noRow          bool // a DDL's offset: server_id/event without row
 }
 
 // toMap renders the offset as Debezium writes it.
@@ -46,7 +47,9 @@ func (o offset) toMap() map[string]any {
 		m[offSnapshot] = "INITIAL"
 	}
 	if o.snapshotRecord {
-		m[offRow] = o.row
+		if !o.noRow {
+			m[offRow] = o.row
+		}
 		m[offServerID] = o.serverID
 		m[offEvent] = o.event
 	}
@@ -105,5 +108,7 @@ func parseOffset(m map[string]any) (offset, error) {
 		o.snapshot = s
 	}
 	_, o.snapshotRecord = m[offEvent]
+	_, hasRow := m[offRow]
+	o.noRow = o.snapshotRecord && !hasRow
 	return o, nil
 }

@@ -26,7 +26,10 @@ import (
 // Markers follow Debezium's RelationalSnapshotChangeEventSource (first,
 // first_in_data_collection, true, last_in_data_collection, last); the last
 // record's offset no longer carries "snapshot", so a restart streams.
-func (t *Task) snapshot(ctx context.Context) (offset, error) {
+//
+// With data=false (snapshot.mode=no_data) only the structures are
+// recorded (schema history, schema change events), as Debezium's no_data.
+func (t *Task) snapshot(ctx context.Context, data bool) (offset, error) {
 	c := t.conn
 	locked := false
 	unlock := func() error {
@@ -61,20 +64,36 @@ func (t *Task) snapshot(ctx context.Context) (offset, error) {
 	if err != nil {
 		return offset{}, err
 	}
+	ts := t.now().Truncate(1e9) // Debezium's snapshot ts_sec has second precision
+	base := offset{file: pos.file, pos: pos.pos, gtids: pos.gtids, tsSec: ts.Unix(), snapshot: true}
+	// The structures are read under the lock, so they are those of the
+	// binlog position; they start the schema history.
 	schemas := make([]*tableSchema, len(tables))
 	for i, tb := range tables {
+		id := tb[0] + "." + tb[1]
+		m, err := loadTable(c, tb[0], tb[1])
+		if err != nil {
+			return offset{}, err
+		}
+		t.catalog[id] = m
+		delete(t.schemas, id)
 		if schemas[i], err = t.tableSchema(c, tb[0], tb[1]); err != nil {
 			return offset{}, err
 		}
 	}
-	if t.cfg.lockingMode == "minimal" {
+	if err := t.snapshotSchema(ctx, tables, base, !data); err != nil {
+		return offset{}, err
+	}
+	if t.cfg.lockingMode == "minimal" || !data {
 		if err := unlock(); err != nil {
 			return offset{}, err
 		}
 	}
+	if !data {
+		pos.tsSec = ts.Unix()
+		return pos, nil
+	}
 
-	ts := t.now().Truncate(1e9) // Debezium's snapshot ts_sec has second precision
-	base := offset{file: pos.file, pos: pos.pos, gtids: pos.gtids, tsSec: ts.Unix(), snapshot: true}
 	baseMap := base.toMap()
 
 	var held *connect.SourceRecord
@@ -172,4 +191,94 @@ func snapshotConv(ct *colType, v any) (any, error) {
 		return ct.fromText(b)
 	}
 	return ct.fromBinlog(v)
+}
+
+// snapshotSchema records the captured structures as Debezium's snapshot
+// does, in the schema history and as schema change events: the server's
+// character set, a DROP TABLE IF EXISTS per table, per database DROP
+// DATABASE IF EXISTS, CREATE DATABASE and USE, then SHOW CREATE TABLE per
+// table. Every one carries the snapshot's offset; with last (no data
+// follows) the last one's offset marks the snapshot complete.
+func (t *Task) snapshotSchema(ctx context.Context, tables [][2]string, base offset, last bool) (err error) {
+	if t.history == nil && !t.cfg.includeSchemaChanges {
+		return nil
+	}
+	c := t.conn
+	off := base.toMap()
+	var held *connect.SourceRecord
+	defer func() {
+		if err != nil || held == nil {
+			return
+		}
+		if last {
+			done := base
+			done.snapshot = false
+			held.SourceOffset = done.toMap()
+		}
+		err = t.emit(ctx, held)
+	}()
+	event := func(db, table, ddl string, changes []tableChange) error {
+		if t.history != nil {
+			if err := t.history.store(ctx, base, db, ddl, changes, t.now()); err != nil {
+				return err
+			}
+		}
+		if !t.cfg.includeSchemaChanges {
+			return nil
+		}
+		src := sourceInfo{server: t.cfg.topicPrefix, db: db, table: table, ts: t.now(), snapshot: snapTrue,
+			file: base.file, pos: base.pos}
+		if held != nil {
+			if err := t.emit(ctx, held); err != nil {
+				return err
+			}
+		}
+		held = t.schemaChangeRecord(src, db, ddl, changes, off)
+		return nil
+	}
+	r, err := c.Execute("SELECT @@character_set_server, @@collation_server")
+	if err != nil {
+		return fmt.Errorf("mysql: snapshot: read the server character set: %w", err)
+	}
+	cs, _ := r.GetString(0, 0)
+	coll, _ := r.GetString(0, 1)
+	if err := event("", "", "SET character_set_server="+cs+", collation_server="+coll, nil); err != nil {
+		return err
+	}
+	var dbs []string
+	for _, tb := range tables {
+		if len(dbs) == 0 || dbs[len(dbs)-1] != tb[0] {
+			dbs = append(dbs, tb[0])
+		}
+		ddl := "DROP TABLE IF EXISTS " + quoteIdent(tb[0]) + "." + quoteIdent(tb[1])
+		if err := event(tb[0], tb[1], ddl, []tableChange{{typ: "DROP", db: tb[0], name: tb[1]}}); err != nil {
+			return err
+		}
+	}
+	for _, db := range dbs {
+		r, err := c.Execute("SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", db)
+		if err != nil {
+			return fmt.Errorf("mysql: snapshot: read the character set of %s: %w", db, err)
+		}
+		dcs, _ := r.GetString(0, 0)
+		dcoll, _ := r.GetString(0, 1)
+		for _, ddl := range []string{"DROP DATABASE IF EXISTS " + quoteIdent(db),
+			"CREATE DATABASE " + quoteIdent(db) + " CHARSET " + dcs + " COLLATE " + dcoll, "USE " + quoteIdent(db)} {
+			if err := event(db, "", ddl, nil); err != nil {
+				return err
+			}
+		}
+	}
+	for _, tb := range tables {
+		id := tb[0] + "." + tb[1]
+		r, err := c.Execute("SHOW CREATE TABLE " + quoteIdent(tb[0]) + "." + quoteIdent(tb[1]))
+		if err != nil {
+			return fmt.Errorf("mysql: snapshot: SHOW CREATE TABLE %s: %w", id, err)
+		}
+		ddl, _ := r.GetString(0, 1)
+		if err := event(tb[0], tb[1], ddl, []tableChange{{typ: "CREATE", db: tb[0], name: tb[1], table: t.catalog[id]}}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

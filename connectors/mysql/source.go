@@ -87,7 +87,10 @@ type sourceInfo struct {
 func (s sourceInfo) build(f flavor) *connect.Struct {
 	sch := sourceSchemas[f]
 	us := s.ts.UnixMicro()
-	var snap, gtid any
+	var snap, gtid, table any
+	if s.table != "" {
+		table = s.table
+	}
 	if s.snapshot != "" {
 		snap = s.snapshot
 	}
@@ -96,6 +99,6 @@ func (s sourceInfo) build(f flavor) *connect.Struct {
 	}
 	return &connect.Struct{Schema: sch, Values: []any{
 		DebeziumVersion, f.connector(), s.server, us / 1000, snap, s.db,
-		nil, us, us * 1000, s.table, s.serverID, gtid, s.file, s.pos, s.row, nil, nil,
+		nil, us, us * 1000, table, s.serverID, gtid, s.file, s.pos, s.row, nil, nil,
 	}}
 }

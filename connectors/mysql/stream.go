@@ -101,10 +101,8 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 				s.commit(int64(h.LogPos))
 				continue
 			default:
-				// DDL: forget cached structures so the next row event of an
-				// affected table reads the new one (no schema history yet).
-				for k := range t.schemas {
-					delete(t.schemas, k)
+				if err := t.ddl(ctx, &s, h, evStart, string(e.Schema), q); err != nil {
+					return err
 				}
 				s.commit(int64(h.LogPos))
 				continue
@@ -115,6 +113,49 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 			s.skipEvents, s.skipRows = 0, 0
 		}
 	}
+}
+
+// ddl applies a DDL statement read at the current position to the
+// catalog and stores it in the schema history before any later event is
+// decoded.
+func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, evStart int64, db, q string) error {
+	// After a restart the catalog holds the structures of the stored
+	// offset, so a DDL after it is applied (and stored) again; storing a
+	// structure twice is harmless.
+	changes, isDDL, err := t.catalog.applyDDL(t.parser, db, q, t.cfg.included)
+	if err != nil {
+		if t.cfg.skipUnparseableDDL {
+			t.log.Warn("skipping DDL the parser cannot handle ("+KeySkipUnparseableDDL+"=true)", "ddl", q, "err", err)
+			return nil
+		}
+		return fmt.Errorf("%w (set %s=true to skip it)", err, KeySkipUnparseableDDL)
+	}
+	for _, ch := range changes {
+		delete(t.schemas, ch.db+"."+ch.name)
+	}
+	if !isDDL {
+		return nil
+	}
+	// Debezium's position of a DDL: its transaction's start, the GTID
+	// event counted, no row.
+	pos := offset{file: s.file, pos: s.txStart, gtids: s.gtidsBefore, event: s.events, serverID: int64(h.ServerID),
+		tsSec: int64(h.Timestamp), snapshotRecord: true, noRow: true}
+	if t.history != nil {
+		if err := t.history.store(ctx, pos, db, q, changes, t.now()); err != nil {
+			return err
+		}
+	}
+	if !t.cfg.includeSchemaChanges {
+		return nil
+	}
+	src := sourceInfo{server: t.cfg.topicPrefix, db: db, ts: time.Unix(int64(h.Timestamp), 0),
+		serverID: int64(h.ServerID), gtid: s.gtid, file: s.file, pos: evStart}
+	if len(changes) > 0 {
+		src.table = changes[0].name
+	} else if !t.cfg.dbIncluded(db) {
+		return nil
+	}
+	return t.emit(ctx, t.schemaChangeRecord(src, db, q, changes, pos.toMap()))
 }
 
 // commit ends the current transaction: next starts at nextPos.

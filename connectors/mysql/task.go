@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	"github.com/pingcap/tidb/pkg/parser"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
@@ -37,6 +40,10 @@ type Task struct {
 	cancel  context.CancelFunc
 
 	schemas map[string]*tableSchema // by "db.table"; reader goroutine only
+	catalog catalog                 // table structures as of the binlog position read; reader goroutine only
+	parser  *parser.Parser          // DDL parser; reader goroutine only
+	history *schemaHistory          // nil without schema.history.internal.kafka.topic
+	log     *slog.Logger
 }
 
 var _ connect.SourceTask = (*Task)(nil)
@@ -46,6 +53,7 @@ func newTask(f flavor) *Task { return &Task{flavor: f, now: time.Now} }
 // plan is what the reader goroutine does after Start.
 type plan struct {
 	snapshot bool
+	schema   bool // snapshot.mode=no_data: record the structures only
 	stream   bool
 	start    offset // where streaming starts (and what it skips)
 }
@@ -80,8 +88,16 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	t.records = make(chan *connect.SourceRecord, t.cfg.maxQueueSize)
 	t.done = make(chan struct{})
 	t.schemas = map[string]*tableSchema{}
+	t.catalog = catalog{}
+	t.parser = parser.New()
+	t.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if tl, ok := tc.(connect.TaskLogger); ok && tl.Logger() != nil {
+		t.log = tl.Logger()
+	}
 	defer func() {
 		if err != nil {
+			t.history.close()
+			t.history = nil
 			if t.conn != nil {
 				t.conn.Close()
 				t.conn = nil
@@ -112,6 +128,36 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	p, err := t.plan(prev)
 	if err != nil {
 		return err
+	}
+	if t.cfg.historyTopic != "" {
+		brokers := t.cfg.historyBrokers
+		if len(brokers) == 0 {
+			if wi, ok := tc.(connect.WorkerInfoProvider); ok {
+				brokers = wi.WorkerInfo().BootstrapServers
+			}
+		}
+		if len(brokers) == 0 {
+			return fmt.Errorf("mysql: %s is set but neither %s nor the worker gives Kafka brokers", KeyHistoryTopic, KeyHistoryBootstrap)
+		}
+		if t.history, err = openHistory(ctx, brokers, t.cfg.historyTopic, t.cfg.topicPrefix); err != nil {
+			return err
+		}
+		if !p.snapshot && prev != nil {
+			// The structures current at the stored offset: binlog events
+			// after it were written with them (DDL after it is read again).
+			n, err := t.history.recover(ctx, *prev, t.catalog)
+			if err != nil {
+				return err
+			}
+			if n == 0 {
+				// Debezium fails here ("The db history topic is missing");
+				// connectd reads the structures from information_schema,
+				// which is right unless DDL ran after the stored offset.
+				t.log.Warn("schema history topic is empty; table structures come from information_schema", "topic", t.cfg.historyTopic)
+			} else {
+				t.log.Info("schema history recovered", "topic", t.cfg.historyTopic, "records", n, "tables", len(t.catalog))
+			}
+		}
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
@@ -151,11 +197,7 @@ func (t *Task) plan(prev *offset) (plan, error) {
 	case SnapshotInitialOnly:
 		return plan{snapshot: true}, nil
 	case SnapshotNoData:
-		pos, err := t.binlogPosition()
-		if err != nil {
-			return plan{}, err
-		}
-		return plan{stream: true, start: pos}, nil
+		return plan{schema: true, stream: true}, nil
 	}
 	return plan{snapshot: true, stream: true}, nil
 }
@@ -188,8 +230,8 @@ func (t *Task) run(ctx context.Context, p plan) {
 	defer close(t.done)
 	err := func() error {
 		start := p.start
-		if p.snapshot {
-			pos, err := t.snapshot(ctx)
+		if p.snapshot || p.schema {
+			pos, err := t.snapshot(ctx, p.snapshot)
 			if err != nil {
 				return err
 			}
@@ -282,6 +324,8 @@ func (t *Task) Stop() error {
 		t.conn.Close()
 		t.conn = nil
 	}
+	t.history.close()
+	t.history = nil
 	return nil
 }
 
@@ -311,16 +355,21 @@ func (t *Task) record(ts *tableSchema, op string, before, after []any, src sourc
 	return r
 }
 
-// tableSchema returns the schema of db.table, loading it from
+// tableSchema returns the schema of db.table from the catalog; a table the
+// catalog does not know (no schema history) is read from
 // information_schema on first use.
 func (t *Task) tableSchema(conn *client.Conn, db, name string) (*tableSchema, error) {
 	id := db + "." + name
 	if ts, ok := t.schemas[id]; ok {
 		return ts, nil
 	}
-	tb, err := loadTable(conn, db, name)
-	if err != nil {
-		return nil, err
+	tb, ok := t.catalog[id]
+	if !ok {
+		var err error
+		if tb, err = loadTable(conn, db, name); err != nil {
+			return nil, err
+		}
+		t.catalog[id] = tb
 	}
 	ts := newTableSchema(t.cfg.topicPrefix, t.flavor, tb)
 	t.schemas[id] = ts

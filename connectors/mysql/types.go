@@ -112,6 +112,9 @@ func newColType(c *column) colType {
 	if c.Optional {
 		sb.Optional()
 	}
+	if c.comment != "" {
+		sb.Doc(c.comment) // the column comment, as Debezium's field doc
+	}
 	ct.schema = sb.Build() // Default below sets it on the same schema
 	if c.defaultSQL != nil {
 		if v, ok := ct.defaultValue(*c.defaultSQL); ok {

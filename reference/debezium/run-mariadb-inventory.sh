@@ -6,7 +6,8 @@
 # 2. creates database "inventory" and loads scenarios/mariadb_inventory.sql
 # 3. runs Debezium's MariaDbConnector 3.5.0.Final (capture-mysql.sh; 3.6.x is not published); once the snapshot's last
 #    record is seen and the engine has been quiet 3 s, the hook runs
-#    scenarios/mariadb_inventory_changes.sql while streaming
+#    scenarios/mariadb_inventory_changes.sql (or $CHANGES) while streaming;
+#    CHANGES=mariadb_ddl_changes.sql OUT=testdata/debezium/mariadb_ddl.jsonl gives the DDL scenario
 # 4. stops after $IDLE s without a record, dumps offsets, kills and removes MariaDB.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -14,6 +15,8 @@ repo="$(cd "$here/../.." && pwd)"
 PORT="${PORT:-53306}"
 OUT="${OUT:-$repo/testdata/debezium/mariadb_inventory.jsonl}"
 IDLE="${IDLE:-10}"
+# the statements run while streaming: scenarios/$CHANGES
+CHANGES="${CHANGES:-mariadb_inventory_changes.sql}"
 
 work="$(mktemp -d /tmp/dbzref-mariadb.XXXXXX)"
 chmod 755 "$work"
@@ -49,7 +52,7 @@ sed -e "s|@PORT@|$PORT|" -e "s|@OFFSETS@|$work/offsets.dat|" -e "s|@HISTORY@|$wo
   "$here/scenarios/mariadb_inventory.properties.in" > "$work/connector.properties"
 
 mkdir -p "$(dirname "$OUT")"
-hook="${sql[*]} inventory < $here/scenarios/mariadb_inventory_changes.sql"
+hook="${sql[*]} inventory < $here/scenarios/$CHANGES"
 "$here/capture-mysql.sh" "$work/connector.properties" "$OUT" 0 "$IDLE" "$hook"
 cp "$work/history.dat" "$OUT.history.jsonl"
 echo "wrote $OUT and $OUT.{offsets,snapshot.offsets,record-offsets,history}.jsonl" >&2

@@ -1,0 +1,408 @@
+package mysql
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/pingcap/tidb/pkg/parser/ast"
+	"github.com/pingcap/tidb/pkg/parser/format"
+	pmysql "github.com/pingcap/tidb/pkg/parser/mysql"
+	_ "github.com/pingcap/tidb/pkg/parser/test_driver" // literal values in DEFAULT clauses
+	"github.com/pingcap/tidb/pkg/parser/types"
+
+	"github.com/connectd/connectd/connectors/internal/relational"
+)
+
+// tableChange is one entry of a schema change's tableChanges: what a DDL did
+// to one table, with the table's structure after it (nil for DROP).
+type tableChange struct {
+	typ   string // CREATE, ALTER, DROP
+	db    string
+	name  string
+	table *table
+}
+
+// catalog is the table model the binlog is decoded with, by "db.table", as
+// of the binlog position last applied (Debezium's in-memory Tables).
+type catalog map[string]*table
+
+// applyDDL parses one DDL statement (the text of a binlog query event, run
+// in database defaultDB) with the TiDB parser go-mysql uses and applies it
+// to the catalog. It returns the changes to tables of which include says
+// they are captured, and whether the statement is DDL (which the schema
+// history keeps; GRANT, FLUSH, … are not). Statements that change no table
+// structure return no change and no error.
+func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(db, name string) bool) (_ []tableChange, isDDL bool, _ error) {
+	stmts, _, err := p.Parse(ddl, "", "")
+	if err != nil {
+		return nil, false, fmt.Errorf("mysql: parse DDL %q: %w", ddl, err)
+	}
+	for _, st := range stmts {
+		if _, ok := st.(ast.DDLNode); ok {
+			isDDL = true
+		}
+	}
+	var out []tableChange
+	qual := func(tn *ast.TableName) (string, string) {
+		if tn.Schema.O != "" {
+			return tn.Schema.O, tn.Name.O
+		}
+		return defaultDB, tn.Name.O
+	}
+	add := func(typ, db, name string, t *table) {
+		if include(db, name) {
+			out = append(out, tableChange{typ: typ, db: db, name: name, table: t})
+		}
+	}
+	for _, st := range stmts {
+		switch s := st.(type) {
+		case *ast.CreateTableStmt:
+			db, name := qual(s.Table)
+			if _, ok := c[db+"."+name]; ok && s.IfNotExists {
+				continue
+			}
+			var t *table
+			if s.ReferTable != nil {
+				rdb, rname := qual(s.ReferTable)
+				src, ok := c[rdb+"."+rname]
+				if !ok {
+					return out, isDDL, fmt.Errorf("mysql: DDL %q: table %s.%s is not known", ddl, rdb, rname)
+				}
+				t = src.clone()
+				t.Schema, t.Name = db, name
+			} else {
+				t = &table{Table: relational.Table{Schema: db, Name: name}}
+				for _, cd := range s.Cols {
+					t.cols = append(t.cols, columnOf(cd))
+					if hasOption(cd, ast.ColumnOptionPrimaryKey) {
+						t.PrimaryKey = append(t.PrimaryKey, cd.Name.Name.O)
+					}
+				}
+				for _, con := range s.Constraints {
+					if con.Tp == ast.ConstraintPrimaryKey {
+						t.PrimaryKey = keyColumns(con)
+					}
+				}
+				t.finish()
+			}
+			c[db+"."+name] = t
+			add("CREATE", db, name, t)
+		case *ast.DropTableStmt:
+			if s.IsView {
+				continue
+			}
+			for _, tn := range s.Tables {
+				db, name := qual(tn)
+				if _, ok := c[db+"."+name]; ok {
+					delete(c, db+"."+name)
+					add("DROP", db, name, nil)
+				}
+			}
+		case *ast.RenameTableStmt:
+			for _, tt := range s.TableToTables {
+				odb, oname := qual(tt.OldTable)
+				ndb, nname := qual(tt.NewTable)
+				t, ok := c[odb+"."+oname]
+				if !ok {
+					continue
+				}
+				delete(c, odb+"."+oname)
+				t = t.clone()
+				t.Schema, t.Name = ndb, nname
+				c[ndb+"."+nname] = t
+				add("DROP", odb, oname, nil)
+				add("CREATE", ndb, nname, t)
+			}
+		case *ast.DropDatabaseStmt:
+			for id, t := range c {
+				if strings.EqualFold(t.Schema, s.Name.O) {
+					delete(c, id)
+					add("DROP", t.Schema, t.Name, nil)
+				}
+			}
+		case *ast.AlterTableStmt:
+			db, name := qual(s.Table)
+			old, ok := c[db+"."+name]
+			if !ok {
+				continue // a table created before the history began and never captured
+			}
+			t := old.clone()
+			for _, spec := range s.Specs {
+				if err := t.alter(spec); err != nil {
+					return out, isDDL, fmt.Errorf("mysql: DDL %q: %w", ddl, err)
+				}
+			}
+			t.finish()
+			if t.Schema != db || t.Name != name {
+				delete(c, db+"."+name)
+				c[t.Schema+"."+t.Name] = t
+				add("DROP", db, name, nil)
+				add("CREATE", t.Schema, t.Name, t)
+				continue
+			}
+			c[db+"."+name] = t
+			add("ALTER", db, name, t)
+		}
+	}
+	return out, isDDL, nil
+}
+
+// alter applies one ALTER TABLE specification.
+func (t *table) alter(spec *ast.AlterTableSpec) error {
+	idx := func(n string) int {
+		return slices.IndexFunc(t.cols, func(c column) bool { return strings.EqualFold(c.Name, n) })
+	}
+	place := func(c column, pos *ast.ColumnPosition, at int) error {
+		if pos != nil {
+			switch pos.Tp {
+			case ast.ColumnPositionFirst:
+				at = 0
+			case ast.ColumnPositionAfter:
+				i := idx(pos.RelativeColumn.Name.O)
+				if i < 0 {
+					return fmt.Errorf("unknown column %s", pos.RelativeColumn.Name.O)
+				}
+				at = i + 1
+			}
+		}
+		t.cols = slices.Insert(t.cols, min(at, len(t.cols)), c)
+		return nil
+	}
+	switch spec.Tp {
+	case ast.AlterTableAddColumns:
+		for _, cd := range spec.NewColumns {
+			if i := idx(cd.Name.Name.O); i >= 0 {
+				// IF NOT EXISTS, or a DDL read again after a restart from
+				// its own offset: the column is replaced, as Debezium's
+				// parser does.
+				if !spec.IfNotExists {
+					t.cols = slices.Delete(t.cols, i, i+1)
+				} else {
+					continue
+				}
+			}
+			if err := place(columnOf(cd), spec.Position, len(t.cols)); err != nil {
+				return err
+			}
+			if hasOption(cd, ast.ColumnOptionPrimaryKey) {
+				t.PrimaryKey = []string{cd.Name.Name.O}
+			}
+		}
+	case ast.AlterTableDropColumn:
+		i := idx(spec.OldColumnName.Name.O)
+		if i < 0 {
+			return nil // IF EXISTS, or read again after a restart from its own offset
+		}
+		name := t.cols[i].Name
+		t.cols = slices.Delete(t.cols, i, i+1)
+		t.PrimaryKey = slices.DeleteFunc(t.PrimaryKey, func(k string) bool { return k == name })
+	case ast.AlterTableModifyColumn, ast.AlterTableChangeColumn:
+		oldName := spec.NewColumns[0].Name.Name.O
+		if spec.Tp == ast.AlterTableChangeColumn {
+			oldName = spec.OldColumnName.Name.O
+		}
+		i := idx(oldName)
+		if i < 0 {
+			if spec.IfExists {
+				return nil
+			}
+			return fmt.Errorf("unknown column %s", oldName)
+		}
+		was := t.cols[i].Name
+		c := columnOf(spec.NewColumns[0])
+		t.cols = slices.Delete(t.cols, i, i+1)
+		if err := place(c, spec.Position, i); err != nil {
+			return err
+		}
+		for k := range t.PrimaryKey {
+			if t.PrimaryKey[k] == was {
+				t.PrimaryKey[k] = c.Name
+			}
+		}
+	case ast.AlterTableRenameColumn:
+		i := idx(spec.OldColumnName.Name.O)
+		if i < 0 {
+			return fmt.Errorf("unknown column %s", spec.OldColumnName.Name.O)
+		}
+		was := t.cols[i].Name
+		t.cols[i].Name = spec.NewColumnName.Name.O
+		for k := range t.PrimaryKey {
+			if t.PrimaryKey[k] == was {
+				t.PrimaryKey[k] = spec.NewColumnName.Name.O
+			}
+		}
+	case ast.AlterTableAlterColumn:
+		cd := spec.NewColumns[0]
+		i := idx(cd.Name.Name.O)
+		if i < 0 {
+			return fmt.Errorf("unknown column %s", cd.Name.Name.O)
+		}
+		t.cols[i].defaultSQL = nil
+		if d, ok := defaultOf(cd); ok {
+			t.cols[i].defaultSQL = &d
+		}
+	case ast.AlterTableAddConstraint:
+		if spec.Constraint != nil && spec.Constraint.Tp == ast.ConstraintPrimaryKey {
+			t.PrimaryKey = keyColumns(spec.Constraint)
+		}
+	case ast.AlterTableDropPrimaryKey:
+		t.PrimaryKey = nil
+	case ast.AlterTableRenameTable:
+		if spec.NewTable.Schema.O != "" {
+			t.Schema = spec.NewTable.Schema.O
+		}
+		t.Name = spec.NewTable.Name.O
+	}
+	return nil
+}
+
+// finish renumbers positions, makes key columns NOT NULL (as the server
+// does) and rebuilds the relational view.
+func (t *table) finish() {
+	t.Columns = t.Columns[:0]
+	for i := range t.cols {
+		t.cols[i].Position = i + 1
+		if slices.Contains(t.PrimaryKey, t.cols[i].Name) {
+			t.cols[i].Optional = false
+		}
+		t.Columns = append(t.Columns, t.cols[i].Column)
+	}
+}
+
+func (t *table) clone() *table {
+	n := &table{Table: t.Table}
+	n.PrimaryKey = slices.Clone(t.PrimaryKey)
+	n.Columns = slices.Clone(t.Columns)
+	n.cols = slices.Clone(t.cols)
+	return n
+}
+
+func keyColumns(con *ast.Constraint) []string {
+	var ks []string
+	for _, k := range con.Keys {
+		if k.Column != nil {
+			ks = append(ks, k.Column.Name.O)
+		}
+	}
+	return ks
+}
+
+func hasOption(cd *ast.ColumnDef, tp ast.ColumnOptionType) bool {
+	for _, o := range cd.Options {
+		if o.Tp == tp {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultOf renders a column's DEFAULT as information_schema.COLUMNS
+// shows it: 'quoted' strings, bare numbers, NULL, functions with ().
+func defaultOf(cd *ast.ColumnDef) (string, bool) {
+	for _, o := range cd.Options {
+		if o.Tp == ast.ColumnOptionDefaultValue && o.Expr != nil {
+			var b strings.Builder
+			if err := o.Expr.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordLowercase, &b)); err != nil {
+				return "", false
+			}
+			s := b.String()
+			if strings.HasPrefix(s, "_") {
+				// a charset introducer (_utf8mb4'x') is not part of the value
+				if q := strings.IndexByte(s, '\''); q > 0 {
+					s = s[q:]
+				}
+			}
+			if strings.EqualFold(s, "null") {
+				s = "NULL"
+			}
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// columnOf maps a parsed column definition to the column model that
+// information_schema would give for it.
+func columnOf(cd *ast.ColumnDef) column {
+	ft := cd.Tp
+	var c column
+	c.Name = cd.Name.Name.O
+	c.dataType = types.TypeToStr(ft.GetType(), ft.GetCharset())
+	switch ft.GetType() {
+	case pmysql.TypeString:
+		if ft.GetCharset() == "binary" {
+			c.dataType = "binary"
+		} else {
+			c.dataType = "char"
+		}
+	case pmysql.TypeVarchar, pmysql.TypeVarString:
+		if ft.GetCharset() == "binary" {
+			c.dataType = "varbinary"
+		} else {
+			c.dataType = "varchar"
+		}
+	case pmysql.TypeJSON:
+		c.dataType = "longtext" // MariaDB: JSON is LONGTEXT with a check
+	}
+	c.TypeName = c.dataType
+	c.unsigned = pmysql.HasUnsignedFlag(ft.GetFlag())
+	flen, dec := ft.GetFlen(), ft.GetDecimal()
+	switch c.dataType {
+	case "decimal", "numeric":
+		c.precision, c.scale = 10, 0
+		if flen > 0 {
+			c.precision = flen
+		}
+		if dec > 0 {
+			c.scale = dec
+		}
+	case "bit":
+		c.precision = max(flen, 1)
+	case "datetime", "timestamp", "time":
+		c.fsp = max(dec, 0)
+	case "binary", "char":
+		c.length, c.charLength = max(flen, 1), max(flen, 1)
+	case "varbinary", "varchar":
+		c.length, c.charLength = max(flen, 0), max(flen, 0)
+	case "enum", "set":
+		c.options = slices.Clone(ft.GetElems())
+	}
+	if _, ok := intWidths[c.dataType]; ok && flen > 0 {
+		c.width = flen // Debezium's parser keeps only an explicit width
+	}
+	switch c.dataType {
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "enum", "set":
+		c.charset = ft.GetCharset()
+		if c.charset == "" {
+			c.charset = "utf8mb4" // the table's default, as the test servers and Debezium's model assume
+		}
+	}
+	c.columnType = c.dataType
+	if c.unsigned {
+		c.columnType += " unsigned"
+	}
+	c.Optional = true
+	for _, o := range cd.Options {
+		switch o.Tp {
+		case ast.ColumnOptionNotNull, ast.ColumnOptionPrimaryKey:
+			c.Optional = false
+		case ast.ColumnOptionNull:
+			c.Optional = true
+		case ast.ColumnOptionAutoIncrement:
+			c.autoInc = true
+		case ast.ColumnOptionComment:
+			if v, ok := o.Expr.(ast.ValueExpr); ok {
+				c.comment = v.GetString()
+			}
+		}
+	}
+	if d, ok := defaultOf(cd); ok {
+		c.defaultSQL = &d
+	} else if c.Optional {
+		null := "NULL"
+		c.defaultSQL = &null
+	}
+	return c
+}

@@ -1,0 +1,159 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// DESIGN.md invariant 2 for MariaDB: rows are updated continuously while
+// the snapshot reads them; per key, the events after the snapshot's read of
+// that row must be exactly the later versions, with no gap and no
+// duplicate. In the kill variant the worker is SIGKILLed at the first
+// snapshot record and restarted: the unfinished snapshot is taken again,
+// and after the last snapshot read of each row the versions continue
+// without gap.
+func TestMariaDBSnapshotStreamHandoff(t *testing.T) {
+	t.Run("no-kill", func(t *testing.T) { testMariaDBHandoff(t, 20000, 0) })
+	t.Run("kill-mid-snapshot", func(t *testing.T) { testMariaDBHandoff(t, 60000, 1) })
+}
+
+func testMariaDBHandoff(t *testing.T, rows, killAfter int) {
+	kill := killAfter > 0
+	ctx := context.Background()
+	m := startMariaDB(t)
+	mariaExec(t, m, fmt.Sprintf(`CREATE TABLE items (id int PRIMARY KEY, v int NOT NULL, pad varchar(255) NOT NULL);
+		INSERT INTO items SELECT seq, 0, REPEAT('x', 200) FROM seq_1_to_%d;`, rows))
+	d := newDaemon(t)
+	d.start()
+
+	// Writer: bump v of random rows, one row per transaction, from before
+	// the connector exists until told to stop.
+	conn, err := m.Connect(ctx, "inventory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var stop atomic.Bool
+	var writes atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewSource(7))
+		for !stop.Load() {
+			if _, err := conn.Execute(`UPDATE items SET v = v + 1 WHERE id = ?`, 1+rng.Intn(rows)); err != nil {
+				t.Error(err)
+				return
+			}
+			writes.Add(1)
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	code, body := d.do("POST", "/connectors", map[string]any{"name": "items",
+		"config": mariaConnector(m, map[string]string{"table.include.list": "inventory.items"})})
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	c := newConsumer(t, d.kafka, `^dbserver1\.inventory\.items$`)
+	if kill {
+		c.until(killAfter, 60*time.Second)
+		d.kill()
+		time.Sleep(300 * time.Millisecond)
+		d.start()
+	}
+	c.until(rows, 60*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	stop.Store(true)
+	wg.Wait()
+
+	final := map[float64]float64{}
+	r, err := conn.Execute(`SELECT id, v FROM items`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range r.Values {
+		id, _ := r.GetInt(i, 0)
+		v, _ := r.GetInt(i, 1)
+		final[float64(id)] = float64(v)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var evs []event
+	for {
+		evs = c.drain(500 * time.Millisecond)
+		latest := map[float64]float64{}
+		for _, e := range evs {
+			latest[e.Key["id"].(float64)] = e.After["v"].(float64)
+		}
+		done := 0
+		for id, v := range final {
+			if lv, ok := latest[id]; ok && lv == v {
+				done++
+			}
+		}
+		if done == len(final) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d rows reached their final version", done, len(final))
+		}
+	}
+
+	perKey := map[float64][]event{}
+	snapshotReads := 0
+	for _, e := range evs {
+		perKey[e.Key["id"].(float64)] = append(perKey[e.Key["id"].(float64)], e)
+		if e.Op == "r" {
+			snapshotReads++
+		}
+	}
+	if len(perKey) != rows {
+		t.Fatalf("events for %d keys, want %d", len(perKey), rows)
+	}
+	for id, es := range perKey {
+		lastRead := -1
+		for i, e := range es {
+			if e.Op == "r" {
+				lastRead = i
+			}
+		}
+		if lastRead < 0 {
+			t.Fatalf("key %v: no snapshot read", id)
+		}
+		high := es[lastRead].After["v"].(float64)
+		prev := high
+		for _, e := range es[lastRead+1:] {
+			v := e.After["v"].(float64)
+			switch {
+			case e.Op != "u":
+				t.Fatalf("key %v: op %s after the snapshot read", id, e.Op)
+			case v > high+1:
+				t.Fatalf("key %v: v=%v follows v=%v: a change was lost at the handoff", id, v, high)
+			case !kill && v != prev+1:
+				t.Fatalf("key %v: v=%v follows v=%v: gap or duplicate at the handoff", id, v, prev)
+			case v != prev+1 && v > prev:
+				t.Fatalf("key %v: v=%v follows v=%v: out of order", id, v, prev)
+			}
+			prev = v
+			high = max(high, v)
+		}
+		if high != final[id] {
+			t.Fatalf("key %v: last version %v, database has %v", id, high, final[id])
+		}
+		if !kill && lastRead != 0 {
+			t.Fatalf("key %v: %d events before its snapshot read without a kill", id, lastRead)
+		}
+	}
+	t.Logf("%d rows, %d updates during the test, %d snapshot reads, %d events", rows, writes.Load(), snapshotReads, len(evs))
+	if !kill && snapshotReads != rows {
+		t.Fatalf("%d snapshot reads, want %d", snapshotReads, rows)
+	}
+	if kill && snapshotReads <= rows {
+		t.Fatalf("%d snapshot reads: the killed snapshot was not taken again", snapshotReads)
+	}
+	d.stop()
+}
