@@ -16,6 +16,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
+	"github.com/connectd/connectd/connectors/internal/queue"
 )
 
 // Task reads one server: an optional consistent snapshot, then the binlog.
@@ -263,43 +264,13 @@ func (t *Task) emit(ctx context.Context, r *connect.SourceRecord) error {
 // poll.interval.ms for the first one. A reader error is returned once the
 // records queued before it were polled.
 func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
-	timer := time.NewTimer(time.Duration(t.cfg.pollIntervalMs) * time.Millisecond)
-	defer timer.Stop()
-	var batch []*connect.SourceRecord
-	select {
-	case r := <-t.records:
-		batch = append(batch, r)
-	case <-t.done:
-		select {
-		case r := <-t.records:
-			batch = append(batch, r)
-		default:
-			t.errMu.Lock()
-			err := t.err
-			t.errMu.Unlock()
-			if err != nil {
-				return nil, err
-			}
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-			}
-			return nil, nil
-		}
-	case <-timer.C:
-		return nil, nil
-	case <-ctx.Done():
-		return nil, nil
-	}
-	for len(batch) < t.cfg.maxBatchSize {
-		select {
-		case r := <-t.records:
-			batch = append(batch, r)
-		default:
-			return batch, nil
-		}
-	}
-	return batch, nil
+	return queue.Poll(ctx, t.records, t.done, t.readerErr, time.Duration(t.cfg.pollIntervalMs)*time.Millisecond, t.cfg.maxBatchSize)
+}
+
+func (t *Task) readerErr() error {
+	t.errMu.Lock()
+	defer t.errMu.Unlock()
+	return t.err
 }
 
 // Commit is told that offset is acknowledged and durably stored. MySQL and
