@@ -281,12 +281,17 @@ func (s *Server) versions(c echo.Context) error {
 	return s.json(c, http.StatusOK, vs)
 }
 
-func (s *Server) version(c echo.Context) error {
+// lookupVersion resolves the {subject}/versions/{version} of the request.
+func (s *Server) lookupVersion(c echo.Context) (SchemaRef, error) {
 	v, err := versionParam(c)
 	if err != nil {
-		return err
+		return SchemaRef{}, err
 	}
-	r, err := s.reg.Version(subjectParam(c), v, boolQuery(c, "deleted"))
+	return s.reg.Version(subjectParam(c), v, boolQuery(c, "deleted"))
+}
+
+func (s *Server) version(c echo.Context) error {
+	r, err := s.lookupVersion(c)
 	if err != nil {
 		return err
 	}
@@ -294,11 +299,7 @@ func (s *Server) version(c echo.Context) error {
 }
 
 func (s *Server) versionSchema(c echo.Context) error {
-	v, err := versionParam(c)
-	if err != nil {
-		return err
-	}
-	r, err := s.reg.Version(subjectParam(c), v, boolQuery(c, "deleted"))
+	r, err := s.lookupVersion(c)
 	if err != nil {
 		return err
 	}
