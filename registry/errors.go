@@ -101,6 +101,22 @@ func errReadOnly(subject string) *Error {
 	return &Error{http.StatusUnprocessableEntity, CodeOperationNotPermitted, fmt.Sprintf("Subject %s is in read-only mode", subject)}
 }
 
+func errNotImportMode(subject string) *Error {
+	return &Error{http.StatusUnprocessableEntity, CodeOperationNotPermitted, fmt.Sprintf("Subject %s is not in import mode", subject)}
+}
+
+func errNotReadWriteMode(subject string) *Error {
+	return &Error{http.StatusUnprocessableEntity, CodeOperationNotPermitted, fmt.Sprintf("Subject %s is not in read-write mode", subject)}
+}
+
+func errOverwriteID(id int) *Error {
+	return &Error{http.StatusUnprocessableEntity, CodeOperationNotPermitted, fmt.Sprintf("Overwrite new schema with id %d is not permitted.", id)}
+}
+
+func errCannotImport() *Error {
+	return &Error{http.StatusUnprocessableEntity, CodeOperationNotPermitted, "Cannot import since found existing subjects"}
+}
+
 func errStore(err error) *Error {
 	return &Error{http.StatusInternalServerError, CodeStoreError, "Error while storing the schema: " + err.Error()}
 }

@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/connectd/connectd/internal/kafkalog"
 	"github.com/hamba/avro/v2"
@@ -45,6 +48,12 @@ func Open(ctx context.Context, brokers []string, topic string, opts ...kgo.Opt) 
 		return nil, fmt.Errorf("registry: %w", err)
 	}
 	r.store = l
+	// Heal what a writer that died between a refused write and its
+	// repair left behind (see state.apply).
+	if err := r.repair(ctx); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("registry: %w", err)
+	}
 	return r, nil
 }
 
@@ -60,7 +69,7 @@ func (r *Registry) Close() { r.store.Close() }
 
 func (r *Registry) onRecord(rec kafkalog.Record) {
 	r.mu.Lock()
-	r.st.apply(rec.Key, rec.Value)
+	r.st.apply(rec.Key, rec.Value, rec.Offset)
 	r.mu.Unlock()
 }
 
@@ -83,7 +92,8 @@ func (m *memStore) Send(_ context.Context, key, value []byte) error {
 func (m *memStore) ReadToEnd(context.Context) error { return nil }
 func (m *memStore) Close()                          {}
 
-// write sends records and waits until they are read back into the state.
+// write sends records and waits until they are read back into the state,
+// then repairs the keys a refused record was the last of.
 func (r *Registry) write(ctx context.Context, recs ...kafkalog.Record) error {
 	for _, rec := range recs {
 		if err := r.store.Send(ctx, rec.Key, rec.Value); err != nil {
@@ -92,6 +102,34 @@ func (r *Registry) write(ctx context.Context, recs ...kafkalog.Record) error {
 	}
 	if err := r.store.ReadToEnd(ctx); err != nil {
 		return errStore(err)
+	}
+	if err := r.repair(ctx); err != nil {
+		return errStore(err)
+	}
+	return nil
+}
+
+// repair rewrites the accepted value of every SCHEMA key whose last record
+// in the topic was refused as a conflict (state.apply), so that log
+// compaction, which keeps the last record of a key, keeps what every
+// reader accepted. Any registry on the topic may do it; the rewrites are
+// identical, so doing it twice is harmless.
+func (r *Registry) repair(ctx context.Context) error {
+	for i := 0; i < 10; i++ {
+		r.mu.RLock()
+		recs := r.st.repairs()
+		r.mu.RUnlock()
+		if len(recs) == 0 {
+			return nil
+		}
+		for _, rec := range recs {
+			if err := r.store.Send(ctx, rec.Key, rec.Value); err != nil {
+				return err
+			}
+		}
+		if err := r.store.ReadToEnd(ctx); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -126,21 +164,43 @@ type SchemaRef struct {
 // version after the compatibility check (409 when it fails), with the id
 // the same text has under any subject, or a new id.
 func (r *Registry) Register(ctx context.Context, subj, schema string) (int, error) {
+	return r.RegisterAs(ctx, subj, schema, -1, -1)
+}
+
+// RegisterAs is Register with the explicit "id" and "version" of the
+// request body (-1: not given), as Confluent's KafkaSchemaRegistry.register:
+//   - the schema already registered under subj (not deleted) with the same
+//     or no id gives its id, whatever the mode;
+//   - READONLY / READONLY_OVERRIDE mode: 42205 "Subject s is in read-only
+//     mode"; an id or version outside IMPORT mode: 42205 "Subject s is not
+//     in import mode"; neither, in IMPORT mode: 42205 "Subject s is not in
+//     read-write mode";
+//   - IMPORT mode keeps the id and the version (an existing version is
+//     overwritten), skips the compatibility check, and refuses an id that
+//     another schema has: 42205 "Overwrite new schema with id N is not
+//     permitted.".
+//
+// Ids are allocated without a leader: the record is written, read back,
+// and written again with the next free id if another registry's record
+// came first (state.apply decides, the same way for every reader).
+func (r *Registry) RegisterAs(ctx context.Context, subj, schema string, wantID, wantVersion int) (int, error) {
 	text, parsed, err := normalize(schema)
 	if err != nil {
 		return 0, err
+	}
+	if wantVersion <= 0 {
+		wantVersion = -1 // Confluent: only a version > 0 counts as given
+	}
+	if wantID == 0 || wantID < -1 {
+		return 0, &Error{http.StatusUnprocessableEntity, CodeOperationNotPermitted, fmt.Sprintf("Schema id %d is not supported: ids start at 1", wantID)}
 	}
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
 	if err := r.store.ReadToEnd(ctx); err != nil {
 		return 0, errStore(err)
 	}
-	for attempt := 0; attempt < 10; attempt++ {
+	for attempt := 0; attempt < 50; attempt++ {
 		r.mu.RLock()
-		if m := r.st.mode(subj); m == "READONLY" || m == "READONLY_OVERRIDE" {
-			r.mu.RUnlock()
-			return 0, errReadOnly(subj)
-		}
 		var live []*version
 		next := 1
 		if s := r.st.subjects[subj]; s != nil {
@@ -152,34 +212,55 @@ func (r *Registry) Register(ctx context.Context, subj, schema string) (int, erro
 			live = s.sorted(false)
 		}
 		for _, v := range live {
-			if v.Schema == text {
+			if v.Schema == text && (wantID < 0 || wantID == v.ID) {
 				r.mu.RUnlock()
 				return v.ID, nil
 			}
 		}
+		mode := r.st.mode(subj)
 		level := r.st.compat(subj)
 		id, known := r.st.byText[text]
 		if !known {
 			id = r.st.maxID + 1
 		}
-		r.mu.RUnlock()
-
-		var prev []avro.Schema
-		for _, v := range live {
-			p, err := parseSchema(v.Schema)
-			if err != nil {
-				continue
-			}
-			prev = append(prev, p)
+		overwrite := false
+		if wantID >= 0 {
+			old, taken := r.st.ids[wantID]
+			overwrite = taken && old != text
+			id = wantID
 		}
-		if msgs := checkCompat(level, parsed, prev); len(msgs) > 0 {
-			return 0, errIncompatible(subj, "["+strings.Join(msgs, ", ")+"]")
+		r.mu.RUnlock()
+		switch {
+		case mode == "READONLY" || mode == "READONLY_OVERRIDE":
+			return 0, errReadOnly(subj)
+		case (wantID >= 0 || wantVersion > 0) && mode != "IMPORT":
+			return 0, errNotImportMode(subj)
+		case wantID < 0 && wantVersion < 0 && mode != "READWRITE":
+			return 0, errNotReadWriteMode(subj)
+		case overwrite:
+			return 0, errOverwriteID(wantID)
+		}
+		if wantVersion > 0 {
+			next = wantVersion
+		}
+		if mode != "IMPORT" {
+			var prev []avro.Schema
+			for _, v := range live {
+				p, err := parseSchema(v.Schema)
+				if err != nil {
+					continue
+				}
+				prev = append(prev, p)
+			}
+			if msgs := checkCompat(level, parsed, prev); len(msgs) > 0 {
+				return 0, errIncompatible(subj, "["+strings.Join(msgs, ", ")+"]")
+			}
 		}
 		val := marshal(schemaValue{Subject: subj, Version: next, ID: id, Schema: text})
 		if err := r.write(ctx, kafkalog.Record{Key: schemaKeyBytes(subj, next), Value: val}); err != nil {
 			return 0, err
 		}
-		// Another worker may have written the same key or taken the id
+		// Another registry may have written the same key, id or text
 		// at the same time: the topic decides; retry if we lost.
 		r.mu.RLock()
 		var got *version
@@ -190,8 +271,18 @@ func (r *Registry) Register(ctx context.Context, subj, schema string) (int, erro
 		if got != nil && got.ID == id && got.Schema == text {
 			return id, nil
 		}
+		if wantID >= 0 {
+			// The requested id went to another schema meanwhile.
+			r.mu.RLock()
+			old, taken := r.st.ids[wantID]
+			r.mu.RUnlock()
+			if taken && old != text {
+				return 0, errOverwriteID(wantID)
+			}
+		}
+		time.Sleep(time.Duration(rand.IntN(5)+1) * time.Millisecond)
 	}
-	return 0, errStore(errors.New("could not register the schema after 10 attempts (concurrent writers)"))
+	return 0, errStore(errors.New("could not register the schema after 50 attempts (concurrent writers)"))
 }
 
 // Lookup finds schema under subject (POST /subjects/{s}): 40401 when the
@@ -307,11 +398,25 @@ func (r *Registry) IDUsages(id int, deleted bool) ([]SubjectVersion, error) {
 	return out, nil
 }
 
+// checkWritable refuses deletes in READONLY mode (42205), as Confluent's
+// deleteSubject and deleteSchemaVersion.
+func (r *Registry) checkWritable(subj string) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if m := r.st.mode(subj); m == "READONLY" || m == "READONLY_OVERRIDE" {
+		return errReadOnly(subj)
+	}
+	return nil
+}
+
 // DeleteSubject soft-deletes every version of subj, or with permanent
 // removes the (already soft-deleted) versions; it returns the versions.
 func (r *Registry) DeleteSubject(ctx context.Context, subj string, permanent bool) ([]int, error) {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
+	if err := r.checkWritable(subj); err != nil {
+		return nil, err
+	}
 	r.mu.RLock()
 	s := r.st.subjects[subj]
 	var all, live []*version
@@ -369,6 +474,9 @@ func (r *Registry) DeleteSubject(ctx context.Context, subj string, permanent boo
 func (r *Registry) DeleteVersion(ctx context.Context, subj string, v int, permanent bool) (int, error) {
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
+	if err := r.checkWritable(subj); err != nil {
+		return 0, err
+	}
 	r.mu.RLock()
 	s := r.st.subjects[subj]
 	var ver *version
@@ -521,13 +629,33 @@ func (r *Registry) Mode(subj string, defaultToGlobal bool) (string, error) {
 	return r.st.mode(subj), nil
 }
 
-// SetMode sets the mode of subj ("" = global); 42204 when unknown.
-func (r *Registry) SetMode(ctx context.Context, subj, mode string) (string, error) {
+// SetMode sets the mode of subj ("" = global); 42204 when unknown. As
+// Confluent's KafkaSchemaRegistry.setMode, switching to IMPORT needs the
+// scope (every subject for "", else subj) to have no live version unless
+// force: 42205 "Cannot import since found existing subjects".
+func (r *Registry) SetMode(ctx context.Context, subj, mode string, force bool) (string, error) {
 	mode = strings.ToUpper(strings.TrimSpace(mode))
 	if !modes[mode] {
 		return "", errInvalidMode()
 	}
 	r.writeMu.Lock()
 	defer r.writeMu.Unlock()
+	if err := r.store.ReadToEnd(ctx); err != nil {
+		return "", errStore(err)
+	}
+	if mode == "IMPORT" && !force {
+		r.mu.RLock()
+		cur := r.st.mode(subj)
+		occupied := false
+		for name, s := range r.st.subjects {
+			if (subj == "" || name == subj) && len(s.sorted(false)) > 0 {
+				occupied = true
+			}
+		}
+		r.mu.RUnlock()
+		if cur != "IMPORT" && occupied {
+			return "", errCannotImport()
+		}
+	}
 	return mode, r.write(ctx, kafkalog.Record{Key: subjectKeyBytes(keyMode, subj), Value: marshal(modeValue{Subject: subj, Mode: mode})})
 }

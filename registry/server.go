@@ -185,6 +185,8 @@ func boolQuery(c echo.Context, name string) bool {
 // schemaRequest is the body of register, lookup and compatibility calls.
 type schemaRequest struct {
 	Schema     string          `json:"schema"`
+	ID         *int            `json:"id"`      // IMPORT mode
+	Version    *int            `json:"version"` // IMPORT mode
 	SchemaType string          `json:"schemaType"`
 	References json.RawMessage `json:"references"`
 }
@@ -312,7 +314,14 @@ func (s *Server) register(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, err := s.reg.Register(c.Request().Context(), subjectParam(c), req.Schema)
+	id, version := -1, -1
+	if req.ID != nil {
+		id = *req.ID
+	}
+	if req.Version != nil {
+		version = *req.Version
+	}
+	id, err = s.reg.RegisterAs(c.Request().Context(), subjectParam(c), req.Schema, id, version)
 	if err != nil {
 		return err
 	}
@@ -435,7 +444,7 @@ func (s *Server) putMode(c echo.Context) error {
 	if err := json.NewDecoder(c.Request().Body).Decode(&req); err != nil {
 		return &Error{Status: http.StatusBadRequest, Code: http.StatusBadRequest, Message: "Unrecognized request body: " + err.Error()}
 	}
-	m, err := s.reg.SetMode(c.Request().Context(), subjectParam(c), req.Mode)
+	m, err := s.reg.SetMode(c.Request().Context(), subjectParam(c), req.Mode, boolQuery(c, "force"))
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,22 @@ const (
 	schemaBad = `{"type":"record","name":"User","namespace":"t","fields":[{"name":"id","type":"int"},{"name":"age","type":"int"}]}`
 )
 
+// Schemas of the IMPORT steps: Imp, and Imp with its field's type changed
+// (not BACKWARD compatible; IMPORT mode does not check).
+const (
+	schemaImp       = `{"type":"record","name":"Imp","fields":[{"name":"a","type":"int"}]}`
+	schemaImpString = `{"type":"record","name":"Imp","fields":[{"name":"a","type":"string"}]}`
+)
+
+// importBody is a register request with Confluent's explicit "id" and
+// "version" (version 0: left out).
+func importBody(schema string, id, version int) string {
+	if version == 0 {
+		return fmt.Sprintf(`{"schema":%q,"id":%d}`, schema, id)
+	}
+	return fmt.Sprintf(`{"schema":%q,"id":%d,"version":%d}`, schema, id, version)
+}
+
 func body(schema string) string {
 	return fmt.Sprintf(`{"schema":%q}`, schema)
 }
@@ -116,6 +132,30 @@ func TestAPIGolden(t *testing.T) {
 		{"#get--schemas-ids-int-%20id: id 1 still used by other-value", "GET", "/schemas/ids/1", "", 200, `{"schema":` + fmt.Sprintf("%q", schemaV1) + `}`},
 		{"#get--schemas-ids-int-%20id: id 2 gone after the permanent delete", "GET", "/schemas/ids/2", "", 404, `{"error_code":40403,"message":"Schema 2 not found"}`},
 		{"ids are never reused", "POST", "/subjects/new-value/versions", body(`"string"`), 200, `{"id":4}`},
+		// IMPORT mode (Confluent's KafkaSchemaRegistry.setMode, register,
+		// checkRegisterMode, checkIfSchemaWithIdExist; messages from there).
+		{"#put--mode: IMPORT needs an empty registry (42205)", "PUT", "/mode", `{"mode":"IMPORT"}`, 422, `{"error_code":42205,"message":"Cannot import since found existing subjects"}`},
+		{"#put--mode-(string-%20subject): IMPORT on an empty subject", "PUT", "/mode/imp-value", `{"mode":"IMPORT"}`, 200, `{"mode":"IMPORT"}`},
+		{"#post--subjects-(string-%20subject)-versions: IMPORT keeps id and version", "POST", "/subjects/imp-value/versions", importBody(schemaImp, 100, 3), 200, `{"id":100}`},
+		{"#get--subjects-(string-%20subject)-versions: the imported version", "GET", "/subjects/imp-value/versions", "", 200, `[3]`},
+		{"#get--schemas-ids-int-%20id: the imported id", "GET", "/schemas/ids/100", "", 200, `{"schema":` + fmt.Sprintf("%q", schemaImp) + `}`},
+		{"#post--subjects-(string-%20subject)-versions: IMPORT replay is idempotent", "POST", "/subjects/imp-value/versions", importBody(schemaImp, 100, 3), 200, `{"id":100}`},
+		{"#post--subjects-(string-%20subject)-versions: IMPORT, id of another schema (42205)", "POST", "/subjects/imp-value/versions", importBody(schemaImpString, 100, 4), 422,
+			`{"error_code":42205,"message":"Overwrite new schema with id 100 is not permitted."}`},
+		{"#post--subjects-(string-%20subject)-versions: IMPORT without an id (42205)", "POST", "/subjects/imp-value/versions", body(schemaImpString), 422,
+			`{"error_code":42205,"message":"Subject imp-value is not in read-write mode"}`},
+		{"#post--subjects-(string-%20subject)-versions: IMPORT skips compatibility, id without version takes the next", "POST", "/subjects/imp-value/versions", `{"schema":` + fmt.Sprintf("%q", schemaImpString) + `,"id":101}`, 200, `{"id":101}`},
+		{"#get--subjects-(string-%20subject)-versions-(versionId-%20version): latest import", "GET", "/subjects/imp-value/versions/latest", "", 200,
+			`{"subject":"imp-value","version":4,"id":101,"schema":` + fmt.Sprintf("%q", schemaImpString) + `}`},
+		{"#post--subjects-(string-%20subject)-versions: an id outside IMPORT mode (42205)", "POST", "/subjects/other-value/versions", importBody(schemaImp, 200, 0), 422,
+			`{"error_code":42205,"message":"Subject other-value is not in import mode"}`},
+		{"#put--mode: ?force=true imports over existing subjects", "PUT", "/mode?force=true", `{"mode":"IMPORT"}`, 200, `{"mode":"IMPORT"}`},
+		{"#put--mode", "PUT", "/mode", `{"mode":"READWRITE"}`, 200, `{"mode":"READWRITE"}`},
+		{"#put--mode-(string-%20subject)", "PUT", "/mode/imp-value", `{"mode":"READWRITE"}`, 200, `{"mode":"READWRITE"}`},
+		{"new ids continue above the imported ones (max id + 1)", "POST", "/subjects/after-import-value/versions", body(`"long"`), 200, `{"id":102}`},
+		{"#put--mode-(string-%20subject): READONLY", "PUT", "/mode/imp-value", `{"mode":"READONLY"}`, 200, `{"mode":"READONLY"}`},
+		{"#delete--subjects-(string-%20subject): READONLY refuses deletes (42205)", "DELETE", "/subjects/imp-value", "", 422, `{"error_code":42205,"message":"Subject imp-value is in read-only mode"}`},
+		{"#post--subjects-(string-%20subject)-versions: READONLY still answers a registered schema's id", "POST", "/subjects/imp-value/versions", body(schemaImpString), 200, `{"id":101}`},
 		{"unknown path: Jersey's 404 body", "GET", "/nothing/here", "", 404, `{"error_code":404,"message":"HTTP 404 Not Found"}`},
 	}
 	var transcript bytes.Buffer

@@ -3,6 +3,8 @@ package registry
 import (
 	"encoding/json"
 	"sort"
+
+	"github.com/connectd/connectd/internal/kafkalog"
 )
 
 // version is one registered version of a subject.
@@ -42,18 +44,42 @@ type state struct {
 	subjectCompat map[string]string
 	globalMode    string // "" = READWRITE
 	subjectMode   map[string]string
+
+	// keys tracks, per SCHEMA key, the offset of the last record applied
+	// and of the last one refused as a conflict (see apply): a key whose
+	// last record is a refused one needs a repair record (Registry.repair)
+	// so that compaction, which keeps the last record of a key, keeps
+	// the accepted value.
+	keys map[string]*keyState
+}
+
+type keyState struct {
+	accepted int64 // offset of the last accepted record, -1 = none
+	conflict int64 // offset of the last refused record, -1 = none
+	value    []byte
 }
 
 func newState() *state {
 	return &state{
 		subjects: map[string]*subject{}, ids: map[int]string{}, byText: map[string]int{},
 		subjectCompat: map[string]string{}, subjectMode: map[string]string{},
+		keys: map[string]*keyState{},
 	}
 }
 
-// apply folds one `_schemas` record into the state. Unknown or malformed
-// records are ignored, as Confluent's KafkaStoreReaderThread skips them.
-func (st *state) apply(key, value []byte) {
+// apply folds one `_schemas` record (at offset) into the state. Unknown
+// or malformed records are ignored, as Confluent's KafkaStoreReaderThread
+// skips them.
+//
+// Several registries may write the topic at once without a leader
+// (Confluent elects one; we write optimistically and read back), so a
+// SCHEMA record that races another is refused here, the same way by every
+// reader since they all read the same order: outside IMPORT mode the
+// first record in the topic wins (1) an id (another text under it), (2) a
+// schema text (the same text under another id: one schema, one id), (3) a
+// live (subject, version) (another id in it). The refused writer sees its
+// record missing when it reads back and registers again.
+func (st *state) apply(key, value []byte, offset int64) {
 	var k struct {
 		KeyType string  `json:"keytype"`
 		Subject *string `json:"subject"`
@@ -68,39 +94,16 @@ func (st *state) apply(key, value []byte) {
 	}
 	switch k.KeyType {
 	case keySchema:
-		if value == nil { // permanent delete
-			if s := st.subjects[subj]; s != nil {
-				delete(s.versions, k.Version)
-				if len(s.versions) == 0 {
-					delete(st.subjects, subj)
-				}
-			}
-			st.gcIDs()
+		ks := st.keys[string(key)]
+		if ks == nil {
+			ks = &keyState{accepted: -1, conflict: -1}
+			st.keys[string(key)] = ks
+		}
+		if !st.applySchema(subj, k.Version, value) {
+			ks.conflict = offset
 			return
 		}
-		var v schemaValue
-		if json.Unmarshal(value, &v) != nil || v.ID <= 0 {
-			return
-		}
-		if old, ok := st.ids[v.ID]; ok && old != v.Schema {
-			// A concurrent writer took this id for another text first;
-			// the first one seen keeps it and this version is not visible
-			// (its writer notices and registers again).
-			return
-		}
-		s := st.subjects[v.Subject]
-		if s == nil {
-			s = &subject{versions: map[int]*version{}}
-			st.subjects[v.Subject] = s
-		}
-		s.versions[v.Version] = &version{Subject: v.Subject, Version: v.Version, ID: v.ID, Schema: v.Schema, Deleted: v.Deleted}
-		st.ids[v.ID] = v.Schema
-		if _, ok := st.byText[v.Schema]; !ok {
-			st.byText[v.Schema] = v.ID
-		}
-		if v.ID > st.maxID {
-			st.maxID = v.ID
-		}
+		ks.accepted, ks.value = offset, value
 	case keyConfig:
 		var v configValue
 		if value != nil {
@@ -138,6 +141,63 @@ func (st *state) apply(key, value []byte) {
 			}
 		}
 	}
+}
+
+// applySchema applies a SCHEMA record and reports whether it was
+// accepted (false: a conflict, see apply; malformed records count as
+// accepted no-ops).
+func (st *state) applySchema(subj string, ver int, value []byte) bool {
+	if value == nil { // permanent delete
+		if s := st.subjects[subj]; s != nil {
+			delete(s.versions, ver)
+			if len(s.versions) == 0 {
+				delete(st.subjects, subj)
+			}
+		}
+		st.gcIDs()
+		return true
+	}
+	var v schemaValue
+	if json.Unmarshal(value, &v) != nil || v.ID <= 0 {
+		return true
+	}
+	if old, ok := st.ids[v.ID]; ok && old != v.Schema {
+		return false // (1), also in IMPORT mode (Confluent: "Overwrite new schema with id N is not permitted.")
+	}
+	imported := st.mode(v.Subject) == "IMPORT"
+	if id, ok := st.byText[v.Schema]; ok && id != v.ID && !imported {
+		return false // (2)
+	}
+	s := st.subjects[v.Subject]
+	if s == nil {
+		s = &subject{versions: map[int]*version{}}
+		st.subjects[v.Subject] = s
+	}
+	if cur := s.versions[v.Version]; cur != nil && !cur.Deleted && cur.ID != v.ID && !imported {
+		return false // (3)
+	}
+	s.versions[v.Version] = &version{Subject: v.Subject, Version: v.Version, ID: v.ID, Schema: v.Schema, Deleted: v.Deleted}
+	st.ids[v.ID] = v.Schema
+	if _, ok := st.byText[v.Schema]; !ok {
+		st.byText[v.Schema] = v.ID
+	}
+	if v.ID > st.maxID {
+		st.maxID = v.ID
+	}
+	return true
+}
+
+// repairs returns the records that make every SCHEMA key whose last
+// record was refused end on its accepted value (a tombstone if none was
+// ever accepted), so that compaction cannot resurrect a refused record.
+func (st *state) repairs() []kafkalog.Record {
+	var out []kafkalog.Record
+	for k, ks := range st.keys {
+		if ks.conflict > ks.accepted {
+			out = append(out, kafkalog.Record{Key: []byte(k), Value: ks.value})
+		}
+	}
+	return out
 }
 
 // gcIDs forgets ids no version refers to any more (after permanent

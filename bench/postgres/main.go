@@ -3,11 +3,18 @@
 // references measured in the same run on the same database, as issue 3
 // asks: snapshot vs COPY ... TO STDOUT, streaming a backlog vs
 // pg_recvlogical (pgoutput), peak RSS of the connectd process, and the
-// commit-to-consumer latency at a fixed transaction rate.
+// commit-to-consumer latency at a fixed transaction rate. With -avro (the
+// default) each streaming backlog is also read by a second connectd whose
+// key and value converters are Confluent's AvroConverter against its own
+// embedded schema registry (issue 4: "the end-to-end streaming rate with
+// Avro within 20% of the JSON rate"); both read the same WAL through their
+// own slots, one after the other, and the Avro line's ratio is Avro/JSON.
 //
-//	go run ./bench/postgres [-rows 1000000] [-txns 200000] [-batched 1000000] [-rate 5000]
+//	go run ./bench/postgres [-rows 1000000] [-txns 200000] [-batched 1000000] [-rate 5000] [-avro=true]
 //
-// It prints one line per measurement with the ratio to its reference.
+// It prints one line per measurement with the ratio to its reference, and
+// the load average before and after each streaming run (the machine may be
+// shared: compare ratios measured in the same run).
 package main
 
 import (
@@ -41,6 +48,7 @@ var (
 	batched = flag.Int("batched", 1_000_000, "rows in 100-row transactions in the second backlog")
 	rate    = flag.Int("rate", 5000, "transactions per second for the latency run")
 	latSecs = flag.Int("latency-seconds", 10, "duration of the latency run")
+	avroToo = flag.Bool("avro", true, "also stream each backlog with the AvroConverter and report Avro/JSON")
 )
 
 func main() {
@@ -88,18 +96,29 @@ func run() error {
 // ---- connectd process ----
 
 type daemon struct {
-	cmd   *exec.Cmd
-	rest  string
-	kafka string
-	dir   string
-	done  chan struct{}
+	cmd      *exec.Cmd
+	rest     string
+	kafka    string
+	registry string // http://host:port of the embedded schema registry
+	dir      string
+	done     chan struct{}
 }
 
-func startDaemon(dir string) (*daemon, error) {
+// startDaemon starts connectd on dir; regPort is its registry's port (0:
+// a free one; a restart that must keep its registry URL passes the old).
+func startDaemon(dir string, regPort ...int) (*daemon, error) {
 	restPort, _ := testenv.FreePort()
 	kafkaPort, _ := testenv.FreePort()
-	d := &daemon{rest: fmt.Sprintf("http://127.0.0.1:%d", restPort), kafka: fmt.Sprintf("127.0.0.1:%d", kafkaPort), dir: dir, done: make(chan struct{})}
-	d.cmd = exec.Command(*bin, "-o", "listeners="+d.rest, "-o", "embedded.kafka.listener="+d.kafka, "-o", "data.dir="+dir, "-o", "offset.flush.interval.ms=1000")
+	var rp int
+	if len(regPort) > 0 && regPort[0] > 0 {
+		rp = regPort[0]
+	} else {
+		rp, _ = testenv.FreePort()
+	}
+	d := &daemon{rest: fmt.Sprintf("http://127.0.0.1:%d", restPort), kafka: fmt.Sprintf("127.0.0.1:%d", kafkaPort),
+		registry: fmt.Sprintf("http://127.0.0.1:%d", rp), dir: dir, done: make(chan struct{})}
+	d.cmd = exec.Command(*bin, "-o", "listeners="+d.rest, "-o", "embedded.kafka.listener="+d.kafka, "-o", "data.dir="+dir,
+		"-o", "offset.flush.interval.ms=1000", "-o", "schema.registry.listener="+d.registry[len("http://"):])
 	logf, err := os.Create(filepath.Join(dir, "connectd.log"))
 	if err != nil {
 		return nil, err
@@ -254,6 +273,37 @@ ANALYZE snap_t;`, *rows))
 
 // ---- streaming backlog ----
 
+// streamRun is one connectd reading the backlog through its own slot.
+type streamRun struct {
+	label   string // "JSON" or "Avro"
+	dir     string
+	regPort int // the registry port its converters were configured with
+	slot    string
+	topic   string
+	cfg     map[string]string
+}
+
+// avroConverters sets Confluent's AvroConverter for keys and values,
+// against the daemon's embedded registry.
+func avroConverters(cfg map[string]string, registryURL string) {
+	for _, side := range []string{"key", "value"} {
+		cfg[side+".converter"] = "io.confluent.connect.avro.AvroConverter"
+		cfg[side+".converter.schema.registry.url"] = registryURL
+	}
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
 func benchStream(ctx context.Context, pg *testenv.Postgres, name string, ntx, perTx int) error {
 	table := "stream_" + name
 	if err := pg.Exec(ctx, "bench", fmt.Sprintf(`
@@ -267,22 +317,38 @@ BEGIN
 END $$;`, table)); err != nil {
 		return err
 	}
-	dir, _ := os.MkdirTemp("", "connectd-bench-")
-	defer os.RemoveAll(dir)
-	d, err := startDaemon(dir)
-	if err != nil {
-		return err
+	runs := []*streamRun{{label: "JSON", slot: "slot_" + table, topic: "bench.public." + table, cfg: connector(pg, table, "no_data")}}
+	if *avroToo {
+		cfg := connector(pg, table, "no_data")
+		cfg["slot.name"] = "slot_" + table + "_avro"
+		cfg["topic.prefix"] = "benchavro"
+		runs = append(runs, &streamRun{label: "Avro", slot: cfg["slot.name"], topic: "benchavro.public." + table, cfg: cfg})
 	}
-	// The connector creates its slot (no_data) and is then stopped, so
-	// that the backlog accumulates behind it; the reference slot is made
-	// at the same moment.
-	if err := d.create("s", connector(pg, table, "no_data")); err != nil {
-		return err
+	// Each connector creates its slot (no_data) in its own connectd (own
+	// data.dir, so that only it restarts later) and is then stopped, so
+	// that the backlog accumulates behind every slot; the reference slot
+	// is made at the same moment.
+	for _, r := range runs {
+		r.dir, _ = os.MkdirTemp("", "connectd-bench-")
+		defer os.RemoveAll(r.dir)
+		r.regPort, _ = testenv.FreePort()
+		d, err := startDaemon(r.dir, r.regPort)
+		if err != nil {
+			return err
+		}
+		if r.label == "Avro" {
+			avroConverters(r.cfg, d.registry)
+		}
+		if err := d.create("s", r.cfg); err != nil {
+			d.stop()
+			return err
+		}
+		if err := waitSlot(ctx, pg, r.slot); err != nil {
+			d.stop()
+			return err
+		}
+		d.stop()
 	}
-	if err := waitSlot(ctx, pg, "slot_"+table); err != nil {
-		return err
-	}
-	d.stop()
 	if err := pg.Exec(ctx, "bench", fmt.Sprintf(`SELECT pg_create_logical_replication_slot('ref_%s', 'pgoutput')`, table)); err != nil {
 		return err
 	}
@@ -309,18 +375,29 @@ END $$;`, table)); err != nil {
 	}
 	refD := time.Since(start)
 
-	d, err = startDaemon(dir)
-	if err != nil {
-		return err
+	var jsonD time.Duration
+	for _, r := range runs {
+		before := loadavg()
+		d, err := startDaemon(r.dir, r.regPort)
+		if err != nil {
+			return err
+		}
+		start = time.Now()
+		if err := d.waitCount(r.topic, int64(n), 20*time.Minute); err != nil {
+			d.stop()
+			return err
+		}
+		ourD := time.Since(start)
+		rss := d.peakRSS()
+		d.stop()
+		extra := fmt.Sprintf("peak RSS %.0f MiB; backlog made in %.1fs; loadavg %s → %s", rss, genD.Seconds(), before, loadavg())
+		if r.label == "JSON" {
+			jsonD = ourD
+			report(fmt.Sprintf("stream %d-row txns JSON", perTx), n, ourD, "pg_recvlogical", refD, extra)
+		} else {
+			report(fmt.Sprintf("stream %d-row txns Avro", perTx), n, ourD, "JSON", jsonD, extra)
+		}
 	}
-	defer d.stop()
-	start = time.Now()
-	if err := d.waitCount("bench.public."+table, int64(n), 20*time.Minute); err != nil {
-		return err
-	}
-	ourD := time.Since(start)
-	report(fmt.Sprintf("stream %d-row txns", perTx), n, ourD, "pg_recvlogical", refD,
-		fmt.Sprintf("peak RSS %.0f MiB; backlog made in %.1fs", d.peakRSS(), genD.Seconds()))
 	return nil
 }
 
