@@ -50,7 +50,8 @@ type state struct {
 	// last record is a refused one needs a repair record (Registry.repair)
 	// so that compaction, which keeps the last record of a key, keeps
 	// the accepted value.
-	keys map[string]*keyState
+	keys    map[string]*keyState
+	refused int // SCHEMA records refused as conflicts (tests)
 }
 
 type keyState struct {
@@ -101,6 +102,7 @@ func (st *state) apply(key, value []byte, offset int64) {
 		}
 		if !st.applySchema(subj, k.Version, value) {
 			ks.conflict = offset
+			st.refused++
 			return
 		}
 		ks.accepted, ks.value = offset, value
