@@ -39,8 +39,9 @@ type AvroConverter struct {
 	isKey        bool
 	autoRegister bool
 	useLatest    bool
+	latestStrict bool
 	strategy     string
-	metaData     bool
+	data         avroDataConfig
 	timeout      time.Duration
 
 	mu    sync.RWMutex
@@ -60,6 +61,11 @@ type avroEntry struct {
 	topic  string
 	header [5]byte
 	enc    avroEncFn
+	// toLatest, with use.latest.version and a latest version that is not
+	// the record's schema, rewrites the record's Avro encoding into the
+	// latest schema's (Avro schema resolution: own schema as writer, the
+	// latest as reader).
+	toLatest func([]byte) ([]byte, error)
 }
 
 var _ connect.Converter = (*AvroConverter)(nil)
@@ -70,15 +76,20 @@ func NewAvroConverter() *AvroConverter { return &AvroConverter{} }
 
 // Configure reads the converter properties of Confluent's
 // AvroConverterConfig: schema.registry.url (required; comma-separated),
-// auto.register.schemas (true), use.latest.version (false),
+// auto.register.schemas (true), use.latest.version (false) with
+// latest.compatibility.strict (true),
 // key.subject.name.strategy / value.subject.name.strategy
 // (TopicNameStrategy; RecordNameStrategy, TopicRecordNameStrategy),
 // basic.auth.credentials.source (URL or USER_INFO) with
 // basic.auth.user.info (or schema.registry.basic.auth.user.info),
-// connect.meta.data (true) and enhanced.avro.schema.support (accepted;
-// Debezium's schemas do not use what it changes).
+// and the AvroDataConfig keys connect.meta.data (true),
+// enhanced.avro.schema.support (false: Connect strings carrying
+// io.confluent.connect.avro.Enum parameters become Avro enums) and
+// scrub.invalid.names (false: record, namespace and field names made valid
+// Avro names).
 func (c *AvroConverter) Configure(props map[string]string, isKey bool) error {
-	*c = AvroConverter{isKey: isKey, autoRegister: true, metaData: true, strategy: TopicNameStrategy, timeout: 30 * time.Second}
+	*c = AvroConverter{isKey: isKey, autoRegister: true, latestStrict: true, data: avroDataConfig{metaData: true},
+		strategy: TopicNameStrategy, timeout: 30 * time.Second}
 	raw := strings.TrimSpace(props["schema.registry.url"])
 	if raw == "" {
 		return errors.New("Missing required configuration \"schema.registry.url\" which has no default value.")
@@ -99,15 +110,12 @@ func (c *AvroConverter) Configure(props map[string]string, isKey bool) error {
 		return nil
 	}
 	for k, dst := range map[string]*bool{
-		"auto.register.schemas": &c.autoRegister, "use.latest.version": &c.useLatest, "connect.meta.data": &c.metaData,
+		"auto.register.schemas": &c.autoRegister, "use.latest.version": &c.useLatest, "latest.compatibility.strict": &c.latestStrict,
+		"connect.meta.data": &c.data.metaData, "enhanced.avro.schema.support": &c.data.enhanced, "scrub.invalid.names": &c.data.scrub,
 	} {
 		if err := boolProp(k, dst); err != nil {
 			return err
 		}
-	}
-	var enhanced bool
-	if err := boolProp("enhanced.avro.schema.support", &enhanced); err != nil {
-		return err
 	}
 	skey := "value.subject.name.strategy"
 	if isKey {
@@ -196,6 +204,14 @@ func (c *AvroConverter) FromConnect(topic string, s *connect.Schema, v any) ([]b
 		c.writers.Put(w)
 		return nil, err
 	}
+	if e.toLatest != nil {
+		body, err := e.toLatest(w.Buffer()[5:])
+		c.writers.Put(w)
+		if err != nil {
+			return nil, err
+		}
+		return append(e.header[:], body...), nil
+	}
 	out := make([]byte, len(w.Buffer()))
 	copy(out, w.Buffer())
 	c.writers.Put(w)
@@ -250,15 +266,15 @@ func (c *AvroConverter) Subject(topic string, s *connect.Schema) string {
 	}
 	switch c.strategy {
 	case RecordNameStrategy:
-		return avroFullName(s)
+		return avroFullName(s, c.data.scrub)
 	case TopicRecordNameStrategy:
-		return topic + "-" + avroFullName(s)
+		return topic + "-" + avroFullName(s, c.data.scrub)
 	}
 	return topic + suffix
 }
 
 func (c *AvroConverter) newEntry(topic string, s *connect.Schema) (*avroEntry, error) {
-	text, err := avroSchemaJSON(s, c.metaData)
+	text, err := avroSchemaJSONOpts(s, c.data)
 	if err != nil {
 		return nil, err
 	}
@@ -267,16 +283,19 @@ func (c *AvroConverter) newEntry(topic string, s *connect.Schema) (*avroEntry, e
 	defer cancel()
 	schema := sr.Schema{Schema: text, Type: sr.TypeAvro}
 	var id int
+	var toLatest func([]byte) ([]byte, error)
 	switch {
 	case c.useLatest:
 		ss, err := c.client.SchemaByVersion(ctx, subject, -1)
 		if err != nil {
 			return nil, fmt.Errorf("avro converter: latest schema of subject %s: %w", subject, err)
 		}
-		if ss.Schema.Schema != text {
-			return nil, fmt.Errorf("avro converter: use.latest.version: the latest schema of subject %s (id %d) is not the record's schema %s", subject, ss.ID, text)
-		}
 		id = ss.ID
+		if ss.Schema.Schema != text {
+			if toLatest, err = c.latestWriter(subject, ss, text); err != nil {
+				return nil, err
+			}
+		}
 	case c.autoRegister:
 		id, err = c.client.RegisterSchema(ctx, subject, schema, -1, -1)
 		if err != nil {
@@ -292,7 +311,55 @@ func (c *AvroConverter) newEntry(topic string, s *connect.Schema) (*avroEntry, e
 	if id < 0 || id > 1<<31-1 {
 		return nil, fmt.Errorf("avro converter: registry returned schema id %s", strconv.Itoa(id))
 	}
-	e := &avroEntry{topic: topic, enc: compileAvroEncoder(s)}
+	e := &avroEntry{topic: topic, enc: compileAvroEncoderOpts(s, c.data), toLatest: toLatest}
 	binary.BigEndian.PutUint32(e.header[1:], uint32(id))
 	return e, nil
+}
+
+// latestWriter prepares use.latest.version for a latest version ss whose
+// schema is not the record's (text), as Confluent's
+// AbstractKafkaSchemaSerDe.lookupLatestVersion and the serializer after it:
+// with latest.compatibility.strict=true (default) the latest schema must be
+// able to read data written with the record's schema (its
+// isBackwardCompatible), else the error is Confluent's "Incompatible
+// schema … Set latest.compatibility.strict=false to disable this check";
+// records are then written with the latest schema. Confluent's serializer
+// hands the GenericRecord built for the record's schema to a
+// GenericDatumWriter of the latest one; we resolve by field name instead
+// (Avro schema resolution: the record's schema as writer, the latest as
+// reader: missing fields take their default, unknown ones are dropped,
+// int→long and the like are promoted), and fail with a message naming
+// both schemas when that is impossible (strict=false and, e.g., a latest
+// field without default that the record lacks). This path decodes and
+// re-encodes every record (generic, slower than the compiled encoder).
+func (c *AvroConverter) latestWriter(subject string, ss sr.SubjectSchema, text string) (func([]byte) ([]byte, error), error) {
+	latest, err := avro.ParseWithCache(ss.Schema.Schema, "", &avro.SchemaCache{})
+	if err != nil {
+		return nil, fmt.Errorf("avro converter: use.latest.version: the latest schema of subject %s (id %d) does not parse: %w", subject, ss.ID, err)
+	}
+	own, err := avro.ParseWithCache(text, "", &avro.SchemaCache{})
+	if err != nil {
+		return nil, fmt.Errorf("avro converter: the record's schema does not parse: %w", err)
+	}
+	compat := avro.NewSchemaCompatibility()
+	if c.latestStrict {
+		if err := compat.Compatible(latest, own); err != nil {
+			return nil, fmt.Errorf("avro converter: Incompatible schema %s with refs [] of type AVRO for schema %s. Set latest.compatibility.strict=false to disable this check (%v)", ss.Schema.Schema, text, err)
+		}
+	}
+	resolved, err := compat.Resolve(latest, own)
+	if err != nil {
+		return nil, fmt.Errorf("avro converter: use.latest.version: records of schema %s cannot be written with the latest schema of subject %s (version %d, id %d) %s: %v", text, subject, ss.Version, ss.ID, ss.Schema.Schema, err)
+	}
+	return func(b []byte) ([]byte, error) {
+		var v any
+		if err := avro.Unmarshal(resolved, b, &v); err != nil {
+			return nil, fmt.Errorf("avro converter: use.latest.version: record cannot be written with the latest schema of subject %s (id %d): %w", subject, ss.ID, err)
+		}
+		out, err := avro.Marshal(latest, v)
+		if err != nil {
+			return nil, fmt.Errorf("avro converter: use.latest.version: record cannot be written with the latest schema of subject %s (id %d): %w", subject, ss.ID, err)
+		}
+		return out, nil
+	}, nil
 }

@@ -18,7 +18,14 @@ type avroEncFn func(w *avro.Writer, v any) error
 // Writer does the binary primitives (zig-zag varints, length-prefixed
 // strings, IEEE floats, blocks).
 func compileAvroEncoder(s *connect.Schema) avroEncFn {
-	base := compileAvroBase(s)
+	return compileAvroEncoderOpts(s, avroDataConfig{metaData: true})
+}
+
+// compileAvroEncoderOpts is compileAvroEncoder for a converter's AvroData
+// options (enhanced.avro.schema.support writes enum strings as the index
+// of their symbol).
+func compileAvroEncoderOpts(s *connect.Schema, o avroDataConfig) avroEncFn {
+	base := compileAvroBase(s, o)
 	if !s.Optional {
 		if s.Default != nil {
 			def := s.Default
@@ -54,7 +61,25 @@ func compileAvroEncoder(s *connect.Schema) avroEncFn {
 	}
 }
 
-func compileAvroBase(s *connect.Schema) avroEncFn {
+func compileAvroBase(s *connect.Schema, o avroDataConfig) avroEncFn {
+	if symbols, name, ok := avroEnumSymbols(s, o); ok {
+		index := make(map[string]int64, len(symbols))
+		for i, sym := range symbols {
+			index[sym] = int64(i)
+		}
+		return func(w *avro.Writer, v any) error {
+			str, ok := v.(string)
+			if !ok {
+				return fmt.Errorf("avro converter: %T is not a string (enum %s)", v, name)
+			}
+			i, ok := index[str]
+			if !ok {
+				return fmt.Errorf("avro converter: %q is not a symbol of enum %s %v", str, name, symbols)
+			}
+			w.WriteInt(int32(i))
+			return nil
+		}
+	}
 	switch s.Name {
 	case connect.DecimalName:
 		return func(w *avro.Writer, v any) error {
@@ -172,7 +197,7 @@ func compileAvroBase(s *connect.Schema) avroEncFn {
 			return nil
 		}
 	case connect.Array:
-		item := compileAvroEncoder(s.ValueSchema)
+		item := compileAvroEncoderOpts(s.ValueSchema, o)
 		return func(w *avro.Writer, v any) error {
 			items, ok := v.([]any)
 			if !ok {
@@ -190,7 +215,7 @@ func compileAvroBase(s *connect.Schema) avroEncFn {
 			return nil
 		}
 	case connect.Map:
-		val := compileAvroEncoder(s.ValueSchema)
+		val := compileAvroEncoderOpts(s.ValueSchema, o)
 		if s.KeySchema.Type == connect.String && !s.KeySchema.Optional {
 			return func(w *avro.Writer, v any) error {
 				m, ok := v.(map[string]any)
@@ -210,7 +235,7 @@ func compileAvroBase(s *connect.Schema) avroEncFn {
 				return nil
 			}
 		}
-		key := compileAvroEncoder(s.KeySchema)
+		key := compileAvroEncoderOpts(s.KeySchema, o)
 		return func(w *avro.Writer, v any) error {
 			m, ok := v.(map[any]any)
 			if !ok {
@@ -233,7 +258,7 @@ func compileAvroBase(s *connect.Schema) avroEncFn {
 	case connect.StructT:
 		fields := make([]avroEncFn, len(s.Fields))
 		for i, f := range s.Fields {
-			fields[i] = compileAvroEncoder(f.Schema)
+			fields[i] = compileAvroEncoderOpts(f.Schema, o)
 		}
 		names := make([]string, len(s.Fields))
 		for i, f := range s.Fields {

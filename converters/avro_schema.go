@@ -29,7 +29,92 @@ const (
 	connectParametersProp  = "connect.parameters"
 	connectTypeProp        = "connect.type"
 	connectInternalTypeKey = "connect.internal.type"
+	avroTypeEnum           = avroNamespace + ".Enum"          // AvroData.AVRO_TYPE_ENUM
+	avroEnumDocPrefix      = avroNamespace + ".enum.doc."     // AvroData.AVRO_ENUM_DOC_PREFIX_PROP
+	avroEnumDefaultPrefix  = avroNamespace + ".enum.default." // AvroData.AVRO_ENUM_DEFAULT_PREFIX_PROP
 )
+
+// avroDataConfig is the part of Confluent's AvroDataConfig the converter
+// reads: connect.meta.data (default true), enhanced.avro.schema.support
+// and scrub.invalid.names (default false).
+type avroDataConfig struct {
+	metaData bool
+	enhanced bool
+	scrub    bool
+}
+
+// avroEnumSymbols reports whether s is written as an Avro enum: with
+// enhanced.avro.schema.support, a STRING whose parameters have
+// io.confluent.connect.avro.Enum (the enum's full name) and one
+// io.confluent.connect.avro.Enum.<symbol> per symbol, in parameter order
+// (AvroData.fromConnectSchema, case STRING). Debezium's own
+// io.debezium.data.Enum ("allowed" parameter) is not one: AvroData keeps
+// it a string, and so do we.
+func avroEnumSymbols(s *connect.Schema, o avroDataConfig) (symbols []string, name string, ok bool) {
+	if !o.enhanced || s.Type != connect.String {
+		return nil, "", false
+	}
+	name, ok = s.Param(avroTypeEnum)
+	if !ok {
+		return nil, "", false
+	}
+	for _, k := range s.ParamKeys() {
+		if sym, found := strings.CutPrefix(k, avroTypeEnum+"."); found {
+			symbols = append(symbols, sym)
+		}
+	}
+	return symbols, name, true
+}
+
+// scrubAvroName is AvroData.doScrubName (scrub.invalid.names=true): a name
+// that is not [A-Za-z_][A-Za-z0-9_]* is URL-encoded (Java's URLEncoder,
+// UTF-8), prefixed with "x" if that starts with a digit, and every
+// character outside [A-Za-z0-9_] becomes "_".
+func scrubAvroName(name string) string {
+	valid := func(c byte) bool {
+		return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'
+	}
+	ok := name != ""
+	for i := 0; i < len(name); i++ {
+		if !valid(name[i]) {
+			ok = false
+		}
+	}
+	if name == "" || ok && !(name[0] >= '0' && name[0] <= '9') {
+		return name
+	}
+	var enc strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case valid(c) && c != '_' || c == '.' || c == '-' || c == '*' || c == '_':
+			enc.WriteByte(c)
+		case c == ' ':
+			enc.WriteByte('+')
+		default:
+			fmt.Fprintf(&enc, "%%%02X", c)
+		}
+	}
+	out := []byte(enc.String())
+	if out[0] >= '0' && out[0] <= '9' {
+		out = append([]byte{'x'}, out...)
+	}
+	for i, c := range out {
+		if !valid(c) {
+			out[i] = '_'
+		}
+	}
+	return string(out)
+}
+
+// scrubFullName scrubs each dotted part of a full name (AvroData.splitName).
+func scrubFullName(full string) string {
+	parts := strings.Split(full, ".")
+	for i, p := range parts {
+		parts[i] = scrubAvroName(p)
+	}
+	return strings.Join(parts, ".")
+}
 
 // avroSchemaWriter turns a Kafka Connect schema into the text of the Avro
 // schema Confluent's AvroData.fromConnectSchema builds for it, serialised
@@ -53,16 +138,22 @@ const (
 //   - optional → ["null", T] with field default null; optional with a
 //     default → [T, "null"] with that default.
 type avroSchemaWriter struct {
-	metaData bool
-	b        bytes.Buffer
-	defined  map[string]bool
-	space    string // enclosing namespace
-	unnamed  int
+	avroDataConfig
+	b       bytes.Buffer
+	defined map[string]bool
+	space   string // enclosing namespace
+	unnamed int
 }
 
 // avroSchemaJSON returns the Avro schema text of s.
 func avroSchemaJSON(s *connect.Schema, metaData bool) (string, error) {
-	w := &avroSchemaWriter{metaData: metaData, defined: map[string]bool{}}
+	return avroSchemaJSONOpts(s, avroDataConfig{metaData: metaData})
+}
+
+// avroSchemaJSONOpts returns the Avro schema text of s under the AvroData
+// options o.
+func avroSchemaJSONOpts(s *connect.Schema, o avroDataConfig) (string, error) {
+	w := &avroSchemaWriter{avroDataConfig: o, defined: map[string]bool{}}
 	if err := w.schema(s, false); err != nil {
 		return "", err
 	}
@@ -71,10 +162,13 @@ func avroSchemaJSON(s *connect.Schema, metaData bool) (string, error) {
 
 // avroFullName is the Avro full name the record of s gets (for
 // RecordNameStrategy), or the Avro type name for non-records.
-func avroFullName(s *connect.Schema) string {
+func avroFullName(s *connect.Schema, scrub bool) string {
 	if s.Type == connect.StructT {
 		if s.Name == "" {
 			return avroNamespace + "." + avroDefaultName
+		}
+		if scrub {
+			return scrubFullName(s.Name)
 		}
 		return s.Name
 	}
@@ -292,6 +386,10 @@ func (w *avroSchemaWriter) base(s *connect.Schema) error {
 			return err
 		}
 		logical()
+		if symbols, enumName, ok := avroEnumSymbols(s, w.avroDataConfig); ok {
+			w.enum(s, symbols, enumName, &props)
+			return nil
+		}
 		if len(props.keys) == 0 {
 			writeString(&w.b, avroPrimitive(s.Type))
 			return nil
@@ -309,6 +407,57 @@ func (w *avroSchemaWriter) base(s *connect.Schema) error {
 	props.write(&w.b)
 	w.b.WriteByte('}')
 	return nil
+}
+
+// splitName splits a Connect name into Avro namespace and name, scrubbing
+// both with scrub.invalid.names.
+func (w *avroSchemaWriter) splitName(full string) (ns, name string) {
+	if w.scrub {
+		full = scrubFullName(full)
+	}
+	return splitAvroName(full)
+}
+
+// enum writes an enhanced.avro.schema.support enum as Avro's
+// EnumSchema.toJson does: type, name, namespace, doc, symbols, default,
+// then the properties. The doc and default come from the parameters
+// io.confluent.connect.avro.enum.doc.<n> / .enum.default.<n>, <n> being
+// the short name of the Connect schema (ConnectDefault<i> when unnamed,
+// which takes the next unnamed index, as AvroData.getNameOrDefault).
+func (w *avroSchemaWriter) enum(s *connect.Schema, symbols []string, enumName string, props *avroProps) {
+	short := avroDefaultName
+	if s.Name != "" {
+		_, short = w.splitName(s.Name)
+	} else {
+		w.unnamed++
+		if w.unnamed > 1 {
+			short += strconv.Itoa(w.unnamed)
+		}
+	}
+	ns, name := splitAvroName(enumName)
+	if w.nameRef(ns, name) {
+		return
+	}
+	w.b.WriteString(`{"type":"enum",`)
+	w.writeName(ns, name)
+	if doc, ok := s.Param(avroEnumDocPrefix + short); ok {
+		w.b.WriteString(`,"doc":`)
+		writeString(&w.b, doc)
+	}
+	w.b.WriteString(`,"symbols":[`)
+	for i, sym := range symbols {
+		if i > 0 {
+			w.b.WriteByte(',')
+		}
+		writeString(&w.b, sym)
+	}
+	w.b.WriteByte(']')
+	if def, ok := s.Param(avroEnumDefaultPrefix + short); ok {
+		w.b.WriteString(`,"default":`)
+		writeString(&w.b, def)
+	}
+	props.write(&w.b)
+	w.b.WriteByte('}')
 }
 
 // nameRef writes a reference to an already written named type and
@@ -342,7 +491,7 @@ func (w *avroSchemaWriter) writeName(ns, name string) {
 func (w *avroSchemaWriter) record(s *connect.Schema, meta func() error, logical func(), props *avroProps) error {
 	ns, name := avroNamespace, avroDefaultName
 	if s.Name != "" {
-		ns, name = splitAvroName(s.Name)
+		ns, name = w.splitName(s.Name)
 	} else {
 		w.unnamed++
 		if w.unnamed > 1 {
@@ -366,7 +515,11 @@ func (w *avroSchemaWriter) record(s *connect.Schema, meta func() error, logical 
 			w.b.WriteByte(',')
 		}
 		doc, _ := s.Param(avroFieldDocPrefix + f.Name)
-		if err := w.field(f.Name, f.Schema, doc); err != nil {
+		fname := f.Name
+		if w.scrub {
+			fname = scrubAvroName(fname)
+		}
+		if err := w.field(fname, f.Schema, doc); err != nil {
 			return err
 		}
 	}
@@ -412,7 +565,7 @@ func (w *avroSchemaWriter) field(name string, s *connect.Schema, doc string) err
 func (w *avroSchemaWriter) mapEntry(s *connect.Schema) error {
 	ns, name := avroNamespace, avroMapEntryName
 	if s.Name != "" {
-		ns, name = splitAvroName(s.Name)
+		ns, name = w.splitName(s.Name)
 	}
 	if w.nameRef(ns, name) {
 		return nil
