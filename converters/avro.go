@@ -285,6 +285,13 @@ func (c *AvroConverter) newEntry(topic string, s *connect.Schema) (*avroEntry, e
 	var id int
 	var toLatest func([]byte) ([]byte, error)
 	switch {
+	// Confluent's AbstractKafkaAvroSerializer: auto.register.schemas
+	// first; use.latest.version only applies when it is false.
+	case c.autoRegister:
+		id, err = c.client.RegisterSchema(ctx, subject, schema, -1, -1)
+		if err != nil {
+			return nil, fmt.Errorf("avro converter: registering the schema of subject %s: %w", subject, err)
+		}
 	case c.useLatest:
 		ss, err := c.client.SchemaByVersion(ctx, subject, -1)
 		if err != nil {
@@ -295,11 +302,6 @@ func (c *AvroConverter) newEntry(topic string, s *connect.Schema) (*avroEntry, e
 			if toLatest, err = c.latestWriter(subject, ss, text); err != nil {
 				return nil, err
 			}
-		}
-	case c.autoRegister:
-		id, err = c.client.RegisterSchema(ctx, subject, schema, -1, -1)
-		if err != nil {
-			return nil, fmt.Errorf("avro converter: registering the schema of subject %s: %w", subject, err)
 		}
 	default:
 		ss, err := c.client.LookupSchema(ctx, subject, schema)

@@ -59,7 +59,7 @@ func doHTTP(t *testing.T, method, url, body string) string {
 // use.latest.version=true, Confluent's serializer writes every record with
 // the subject's latest schema and its id
 // (AbstractKafkaSchemaSerDe.lookupLatestVersion, AbstractKafkaAvroSerializer;
-// https://docs.confluent.io/platform/current/schema-registry/fundamentals/serdes-develop/index.html
+// https://docs.confluent.io/platform/7.5/schema-registry/fundamentals/serdes-develop/index.html
 // "use.latest.version"), after checking with latest.compatibility.strict
 // (default true) that the latest schema can read the record's schema.
 func TestAvroConverterUseLatestVersion(t *testing.T) {
@@ -100,6 +100,15 @@ func TestAvroConverterUseLatestVersion(t *testing.T) {
 	}
 	if got["id"] != int64(42) || unwrapUnion(got["name"]) != "n" || got["extra"] != "none" || len(got) != 3 {
 		t.Fatalf("decoded with the latest schema: %v", got)
+	}
+
+	// use.latest.version only applies with auto.register.schemas=false
+	// (Confluent's serializer registers first): the record's own schema,
+	// version 1, id 1.
+	auto := NewAvroConverter()
+	auto.Configure(map[string]string{"schema.registry.url": ts.URL, "use.latest.version": "true"}, false)
+	if b, err := auto.FromConnect("t", rec, connect.NewStruct(rec).Put("id", int32(1))); err != nil || binary.BigEndian.Uint32(b[1:5]) != 1 {
+		t.Fatalf("auto.register.schemas=true with use.latest.version: %v, % x", err, b)
 	}
 
 	// The latest version cannot read the record's schema (a required

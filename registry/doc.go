@@ -16,5 +16,15 @@
 //     the request that caused it is answered: the in-memory state is only
 //     ever built from the topic (Confluent's KafkaStore does the same).
 //   - A schema id, once given to a schema text, is never given to another
-//     text. Identical schema texts share one id across subjects.
+//     text. Identical schema texts share one id across subjects (IMPORT
+//     mode excepted, where the request names the id).
+//   - No leader: several registries (workers) on one topic write
+//     optimistically and read back; state.apply refuses, identically for
+//     every reader, a SCHEMA record that loses an id, a schema text or a
+//     live (subject, version) to an earlier record, and the refused key is
+//     rewritten with the accepted value so that compaction keeps it.
+//     Confluent elects a leader instead; the outcome (unique ids, one id
+//     per schema) is the same (TestConcurrentRegistriesShareOneTopic).
+//     Not covered: a registry that dies between a refused write and its
+//     repair leaves the repair to the next write or Open of any registry.
 package registry

@@ -49,6 +49,7 @@ var (
 	rate    = flag.Int("rate", 5000, "transactions per second for the latency run")
 	latSecs = flag.Int("latency-seconds", 10, "duration of the latency run")
 	avroToo = flag.Bool("avro", true, "also stream each backlog with the AvroConverter and report Avro/JSON")
+	pairs   = flag.Int("pairs", 1, "JSON/Avro runs per backlog (alternating which goes first), to average out load changes")
 )
 
 func main() {
@@ -317,12 +318,33 @@ BEGIN
 END $$;`, table)); err != nil {
 		return err
 	}
-	runs := []*streamRun{{label: "JSON", slot: "slot_" + table, topic: "bench.public." + table, cfg: connector(pg, table, "no_data")}}
-	if *avroToo {
+	newRun := func(label string, i int) *streamRun {
 		cfg := connector(pg, table, "no_data")
-		cfg["slot.name"] = "slot_" + table + "_avro"
-		cfg["topic.prefix"] = "benchavro"
-		runs = append(runs, &streamRun{label: "Avro", slot: cfg["slot.name"], topic: "benchavro.public." + table, cfg: cfg})
+		suffix := ""
+		if label == "Avro" {
+			suffix = "avro"
+		}
+		if i > 0 {
+			suffix += fmt.Sprint(i + 1)
+		}
+		if suffix != "" {
+			cfg["slot.name"] += "_" + suffix
+			cfg["topic.prefix"] += suffix
+		}
+		return &streamRun{label: label, slot: cfg["slot.name"], topic: cfg["topic.prefix"] + ".public." + table, cfg: cfg}
+	}
+	var runs []*streamRun
+	for i := 0; i < max(*pairs, 1); i++ {
+		j := newRun("JSON", i)
+		if !*avroToo {
+			runs = append(runs, j)
+			continue
+		}
+		if a := newRun("Avro", i); i%2 == 0 {
+			runs = append(runs, j, a)
+		} else {
+			runs = append(runs, a, j)
+		}
 	}
 	// Each connector creates its slot (no_data) in its own connectd (own
 	// data.dir, so that only it restarts later) and is then stopped, so
@@ -375,7 +397,8 @@ END $$;`, table)); err != nil {
 	}
 	refD := time.Since(start)
 
-	var jsonD time.Duration
+	total := map[string]time.Duration{}
+	var durs []time.Duration
 	for _, r := range runs {
 		before := loadavg()
 		d, err := startDaemon(r.dir, r.regPort)
@@ -390,12 +413,23 @@ END $$;`, table)); err != nil {
 		ourD := time.Since(start)
 		rss := d.peakRSS()
 		d.stop()
-		extra := fmt.Sprintf("peak RSS %.0f MiB; backlog made in %.1fs; loadavg %s → %s", rss, genD.Seconds(), before, loadavg())
-		if r.label == "JSON" {
-			jsonD = ourD
-			report(fmt.Sprintf("stream %d-row txns JSON", perTx), n, ourD, "pg_recvlogical", refD, extra)
-		} else {
-			report(fmt.Sprintf("stream %d-row txns Avro", perTx), n, ourD, "JSON", jsonD, extra)
+		durs = append(durs, ourD)
+		total[r.label] += ourD
+		report(fmt.Sprintf("stream %d-row txns %s", perTx, r.label), n, ourD, "pg_recvlogical", refD,
+			fmt.Sprintf("peak RSS %.0f MiB; backlog made in %.1fs; loadavg %s → %s", rss, genD.Seconds(), before, loadavg()))
+	}
+	if *avroToo {
+		// Runs come in pairs (JSON, Avro) then (Avro, JSON), ...: each
+		// pair ran back to back on the same backlog.
+		for i := 0; i+1 < len(runs); i += 2 {
+			jd, ad := durs[i], durs[i+1]
+			if runs[i].label == "Avro" {
+				jd, ad = ad, jd
+			}
+			report(fmt.Sprintf("stream %d-row Avro vs JSON", perTx), n, ad, "JSON", jd, fmt.Sprintf("(pair %d, %s first)", i/2+1, runs[i].label))
+		}
+		if k := len(runs) / 2; k > 1 {
+			report(fmt.Sprintf("stream %d-row Avro vs JSON", perTx), n*k, total["Avro"], "JSON", total["JSON"], fmt.Sprintf("(all %d pairs)", k))
 		}
 	}
 	return nil
