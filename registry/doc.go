@@ -20,8 +20,8 @@
 //     mode excepted, where the request names the id).
 //   - No leader: several registries (workers) on one topic write
 //     optimistically and read back; state.apply refuses, identically for
-//     every reader, a SCHEMA record that loses an id, a schema text or a
-//     live (subject, version) to an earlier record, and the refused key is
+//     every reader, a SCHEMA record that loses an id or a live (subject,
+//     version) to an earlier record, and the refused key is
 //     rewritten with the accepted value so that compaction keeps it.
 //     Confluent elects a leader instead; the outcome (unique ids, one id
 //     per schema) is the same (TestConcurrentRegistriesShareOneTopic).

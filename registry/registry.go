@@ -191,7 +191,10 @@ func (r *Registry) RegisterAs(ctx context.Context, subj, schema string, wantID, 
 	if wantVersion <= 0 {
 		wantVersion = -1 // Confluent: only a version > 0 counts as given
 	}
-	if wantID == 0 || wantID < -1 {
+	if wantID < 0 {
+		wantID = -1 // Confluent: only an id >= 0 counts as given
+	}
+	if wantID == 0 {
 		return 0, &Error{http.StatusUnprocessableEntity, CodeOperationNotPermitted, fmt.Sprintf("Schema id %d is not supported: ids start at 1", wantID)}
 	}
 	r.writeMu.Lock()

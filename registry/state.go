@@ -75,11 +75,17 @@ func newState() *state {
 // Several registries may write the topic at once without a leader
 // (Confluent elects one; we write optimistically and read back), so a
 // SCHEMA record that races another is refused here, the same way by every
-// reader since they all read the same order: outside IMPORT mode the
-// first record in the topic wins (1) an id (another text under it), (2) a
-// schema text (the same text under another id: one schema, one id), (3) a
-// live (subject, version) (another id in it). The refused writer sees its
-// record missing when it reads back and registers again.
+// reader since they all read the same order: the first record in the
+// topic wins (1) an id (another text under it, in any mode) and (2)
+// outside IMPORT mode, a live (subject, version) (another id in it). The
+// refused writer sees its record missing when it reads back and registers
+// again. One schema text keeps one id without a rule of its own: a writer
+// takes a new id only from a prefix of the topic in which the text has
+// none, as max id + 1, so a second id for the same text would be an id an
+// accepted record of that prefix already holds, refused by (1). (IMPORT
+// mode may give a text a second id on purpose; byText keeps the first.
+// A text rule would also misjudge imported records once compaction
+// dropped the MODE record that allowed them.)
 func (st *state) apply(key, value []byte, offset int64) {
 	var k struct {
 		KeyType string  `json:"keytype"`
@@ -167,16 +173,13 @@ func (st *state) applySchema(subj string, ver int, value []byte) bool {
 		return false // (1), also in IMPORT mode (Confluent: "Overwrite new schema with id N is not permitted.")
 	}
 	imported := st.mode(v.Subject) == "IMPORT"
-	if id, ok := st.byText[v.Schema]; ok && id != v.ID && !imported {
-		return false // (2)
-	}
 	s := st.subjects[v.Subject]
 	if s == nil {
 		s = &subject{versions: map[int]*version{}}
 		st.subjects[v.Subject] = s
 	}
 	if cur := s.versions[v.Version]; cur != nil && !cur.Deleted && cur.ID != v.ID && !imported {
-		return false // (3)
+		return false // (2)
 	}
 	s.versions[v.Version] = &version{Subject: v.Subject, Version: v.Version, ID: v.ID, Schema: v.Schema, Deleted: v.Deleted}
 	st.ids[v.ID] = v.Schema
