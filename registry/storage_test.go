@@ -289,3 +289,45 @@ func TestStateConflictRulesSurviveCompaction(t *testing.T) {
 		t.Fatalf("the unrepaired compacted topic was expected to lose A's version: %+v", v)
 	}
 }
+
+// TestImportSurvivesRestart: versions imported with explicit ids (IMPORT
+// mode, as a migration from another registry does) are read back by a
+// registry opened later on the same topic, and new ids continue above the
+// largest imported one (Confluent's id generator: max id + 1).
+func TestImportSurvivesRestart(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r1, err := Open(ctx, c.ListenAddrs(), Topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r1.SetMode(ctx, "", "IMPORT", false); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := r1.RegisterAs(ctx, "m-value", schemaV1, 500, 7); err != nil || id != 500 {
+		t.Fatalf("import: %d %v", id, err)
+	}
+	if _, err := r1.SetMode(ctx, "", "READWRITE", false); err != nil {
+		t.Fatal(err)
+	}
+	r1.Close()
+	r2, err := Open(ctx, c.ListenAddrs(), Topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if ref, err := r2.Version("m-value", -1, false); err != nil || ref.ID != 500 || ref.Version != 7 {
+		t.Fatalf("after restart: %+v %v", ref, err)
+	}
+	if id, err := r2.Register(ctx, "m-value", schemaV2); err != nil || id != 501 {
+		t.Fatalf("next id after the import: %d %v", id, err)
+	}
+	if vs, _ := r2.Versions("m-value", false); fmt.Sprint(vs) != "[7 8]" {
+		t.Fatalf("versions %v, want [7 8]", vs)
+	}
+}
