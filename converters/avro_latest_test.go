@@ -255,3 +255,27 @@ func TestAvroScrubInvalidNames(t *testing.T) {
 		t.Errorf("RecordNameStrategy subject %s", sub)
 	}
 }
+
+// TestAvroConnectMetaDataOff: connect.meta.data=false leaves out every
+// connect.* property (AvroData.fromConnectSchema adds connect.doc,
+// connect.version, connect.parameters, connect.default, connect.name and
+// connect.type only under connectMetaData) but keeps the logical types and
+// the Decimal scale/precision, which Avro readers need.
+func TestAvroConnectMetaDataOff(t *testing.T) {
+	s := connect.StructSchema().Name("x.Y").Version(3).
+		Field("small", connect.Prim(connect.Int16, false)).
+		Field("amount", connect.DecimalSchema(2, true)).
+		Field("d", connect.NewSchema(connect.Int32).Name(connect.DateName).Version(1).Build()).Build()
+	got, err := avroSchemaJSONOpts(s, avroDataConfig{metaData: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"type":"record","name":"Y","namespace":"x","fields":[{"name":"small","type":"int"},{"name":"amount","type":["null",{"type":"bytes","scale":2,"precision":64,"logicalType":"decimal"}],"default":null},{"name":"d","type":{"type":"int","logicalType":"date"}}]}`
+	if got != want {
+		t.Errorf("\n got %s\nwant %s", got, want)
+	}
+	c := NewAvroConverter()
+	if err := c.Configure(map[string]string{"schema.registry.url": "http://127.0.0.1:1", "connect.meta.data": "false"}, false); err != nil || c.data.metaData {
+		t.Fatalf("connect.meta.data=false: %v %+v", err, c.data)
+	}
+}
