@@ -200,10 +200,20 @@ func (s *streamer) replay(ctx context.Context, c walItem) error {
 	if err := s.apply(ctx, begin); err != nil {
 		return err
 	}
+	interval := time.Duration(s.t.cfg.statusUpdateIntervalMs) * time.Millisecond
+	nextStatus, n := time.Now().Add(interval), 0
 	err := sp.each(func(lsn int64, raw []byte) error {
 		it, err := s.dec.decode(uint64(lsn), raw)
 		if err != nil {
 			return err
+		}
+		if n++; n%256 == 0 && (time.Now().After(nextStatus) || s.t.confirmed.Load() != s.sentFlush) {
+			// the receive loop is not running: keep the walsender from
+			// timing out (wal_sender_timeout) and pass on confirmations
+			if err := s.sendStatus(ctx, false); err != nil {
+				return err
+			}
+			nextStatus = time.Now().Add(interval)
 		}
 		return s.apply(ctx, it)
 	})
