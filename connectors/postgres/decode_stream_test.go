@@ -143,3 +143,19 @@ func TestSpoolSetBudget(t *testing.T) {
 		t.Fatalf("after aborts: %d txs, %d bytes in memory, %d aborted, %d sub-aborted", len(s.txs), s.inMem, st.aborted.Load(), st.subAborted.Load())
 	}
 }
+
+func FuzzWALDecoderStream(f *testing.F) {
+	f.Add(msgStreamStart(3, true))
+	f.Add(inStream(4, msgRelation(8, "public", "t", "id")))
+	f.Add([]byte{'E'})
+	f.Add(msgStreamCommit(3, 10, 20, 0))
+	f.Add(msgStreamAbort(3, 4))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := newWALDecoder()
+		d.decode(1, msgStreamStart(3, true))
+		it, err := d.decode(2, data) // must not panic
+		if err == nil && it.kind == itemSpool && (len(it.raw) != len(data)-4 || it.raw[0] != data[0]) {
+			t.Fatalf("kept %d bytes of a %d-byte message", len(it.raw), len(data))
+		}
+	})
+}
