@@ -75,30 +75,104 @@ ORDER BY k.ord`, schema, name)
 	return t, nil
 }
 
-// listTables returns the captured tables (ordinary tables, partitions included,
-// not in system schemas, matching table.include.list), sorted by
-// "schema.table" as Debezium orders its snapshot.
-func listTables(ctx context.Context, conn *pgx.Conn, cfg *config) ([][2]string, error) {
+// relation is one ordinary or partitioned table of the catalog.
+type relation struct {
+	schema, name string
+	partitioned  bool        // relkind 'p': holds no rows itself
+	ancestors    [][2]string // partition ancestors, parent first (none unless a partition)
+}
+
+// ancestorIncluded reports whether one of r's partition ancestors is captured.
+func (r relation) ancestorIncluded(cfg *config) bool {
+	for _, a := range r.ancestors {
+		if cfg.included(a[0], a[1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// listRelations returns the captured ordinary and partitioned tables
+// (table.include.list and the other filters), sorted by "schema.table".
+func listRelations(ctx context.Context, conn *pgx.Conn, cfg *config) ([]relation, error) {
 	rows, err := conn.Query(ctx, `
-SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind = 'r'`)
+SELECT n.nspname, c.relname, c.relkind = 'p',
+       CASE WHEN c.relispartition THEN ARRAY(
+         SELECT an.nspname FROM pg_partition_ancestors(c.oid) WITH ORDINALITY AS a(relid, ord)
+         JOIN pg_class ac ON ac.oid = a.relid JOIN pg_namespace an ON an.oid = ac.relnamespace
+         WHERE a.relid <> c.oid ORDER BY a.ord) ELSE '{}' END,
+       CASE WHEN c.relispartition THEN ARRAY(
+         SELECT ac.relname FROM pg_partition_ancestors(c.oid) WITH ORDINALITY AS a(relid, ord)
+         JOIN pg_class ac ON ac.oid = a.relid
+         WHERE a.relid <> c.oid ORDER BY a.ord) ELSE '{}' END
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind IN ('r', 'p')`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list tables: %w", err)
 	}
-	var out [][2]string
+	var out []relation
 	for rows.Next() {
-		var s, t string
-		if err := rows.Scan(&s, &t); err != nil {
+		var r relation
+		var ns, names []string
+		if err := rows.Scan(&r.schema, &r.name, &r.partitioned, &ns, &names); err != nil {
 			return nil, err
 		}
-		if cfg.included(s, t) {
-			out = append(out, [2]string{s, t})
+		if !cfg.included(r.schema, r.name) {
+			continue
 		}
+		for i := range ns {
+			r.ancestors = append(r.ancestors, [2]string{ns[i], names[i]})
+		}
+		out = append(out, r)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: list tables: %w", err)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i][0]+"."+out[i][1] < out[j][0]+"."+out[j][1] })
+	sort.Slice(out, func(i, j int) bool { return out[i].schema+"."+out[i].name < out[j].schema+"."+out[j].name })
+	return out, nil
+}
+
+// listTables returns the tables the snapshot reads, sorted by
+// "schema.table" as Debezium orders its snapshot. They are the tables whose
+// names the stream's Relation messages carry, so that snapshot and stream
+// records of a row go to the same topic and no row is read twice:
+//
+//   - publish_via_partition_root off (PostgreSQL's and Debezium's default):
+//     ordinary tables and leaf partitions, each to its own topic; a
+//     partitioned table has no rows of its own and is not read.
+//   - on: partitioned tables (SELECT from the root returns the rows of all
+//     its partitions) and ordinary tables; a partition whose ancestor is
+//     captured is not read again (the root's rows already include it).
+func listTables(ctx context.Context, conn *pgx.Conn, cfg *config) ([][2]string, error) {
+	rels, err := listRelations(ctx, conn, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out [][2]string
+	for _, r := range rels {
+		if cfg.viaRoot && !r.ancestorIncluded(cfg) || !cfg.viaRoot && !r.partitioned {
+			out = append(out, [2]string{r.schema, r.name})
+		}
+	}
+	return out, nil
+}
+
+// publicationTables returns the tables a filtered publication lists: the
+// captured tables, a partitioned table standing for its partitions (PostgreSQL
+// publishes the partitions of a listed partitioned table implicitly, also the
+// ones created or attached later, so they are captured without a restart)
+// and a partition listed only when no ancestor is.
+func publicationTables(ctx context.Context, conn *pgx.Conn, cfg *config) ([][2]string, error) {
+	rels, err := listRelations(ctx, conn, cfg)
+	if err != nil {
+		return nil, err
+	}
+	var out [][2]string
+	for _, r := range rels {
+		if !r.ancestorIncluded(cfg) {
+			out = append(out, [2]string{r.schema, r.name})
+		}
+	}
 	return out, nil
 }
 

@@ -47,6 +47,16 @@ const (
 	KeyHeartbeatIntervalMs        = "heartbeat.interval.ms"
 	KeyHeartbeatActionQuery       = "heartbeat.action.query"
 	KeyHeartbeatTopicPrefix       = "topic.heartbeat.prefix"
+
+	// KeyPublishViaPartitionRoot is Debezium's publish.via.partition.root
+	// (3.2+, DBZ-9158): an autocreated publication gets WITH
+	// (publish_via_partition_root = true).
+	KeyPublishViaPartitionRoot = "publish.via.partition.root"
+	// KeyPgoutputStreaming and KeyPgoutputStreamingMemoryBytes are
+	// connectd's own (Debezium asks pgoutput for proto_version 1, without
+	// streaming): see stream_spool.go.
+	KeyPgoutputStreaming            = "pgoutput.streaming"
+	KeyPgoutputStreamingMemoryBytes = "pgoutput.streaming.memory.bytes"
 )
 
 // Values of the type handling modes, as Debezium 3.6 spells them.
@@ -255,7 +265,13 @@ var configDef = connect.NewConfigDef().
 	Define(connect.ConfigKey{Name: KeyHeartbeatActionQuery, Type: connect.TypeString, Default: connect.Str(""), Importance: connect.Low, Group: "Connector",
 		Doc: "SQL statement run on the database before each heartbeat (e.g. an upsert into a heartbeat table)."}).
 	Define(connect.ConfigKey{Name: KeyHeartbeatTopicPrefix, Type: connect.TypeString, Default: connect.Str("__debezium-heartbeat"), Importance: connect.Low, Group: "Connector",
-		Doc: "Prefix of the heartbeat topic: <topic.heartbeat.prefix>.<topic.prefix>."})
+		Doc: "Prefix of the heartbeat topic: <topic.heartbeat.prefix>.<topic.prefix>."}).
+	Define(connect.ConfigKey{Name: KeyPublishViaPartitionRoot, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Replication",
+		Doc: "Whether an autocreated publication is created WITH (publish_via_partition_root = true): changes of partitions are then published as changes of their partitioned (root) table and go to the root's topic; false: to each partition's topic. An existing publication is used as it is (its pg_publication.pubviaroot decides)."}).
+	Define(connect.ConfigKey{Name: KeyPgoutputStreaming, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Low, Group: "Replication",
+		Doc: "connectd only. On PostgreSQL 14+, ask pgoutput for protocol version 2 with streaming 'on': a transaction larger than the server's logical_decoding_work_mem is sent while in progress instead of being spilled by the walsender; connectd keeps it (in memory up to pgoutput.streaming.memory.bytes, then in an unlinked temp file under TMPDIR) and emits its events only after its Stream Commit, identical to those of a non-streamed transaction. false: protocol version 1, as Debezium."}).
+	Define(connect.ConfigKey{Name: KeyPgoutputStreamingMemoryBytes, Type: connect.TypeLong, Default: connect.Str("8388608"), Importance: connect.Low, Group: "Replication",
+		Doc: "connectd only. Bytes of in-progress streamed transactions (pgoutput messages as received) kept in memory, over all such transactions; beyond it a transaction's messages are written to a temp file and read back at its commit.", Validator: positiveInt})
 
 func regexListValidator(v string) string {
 	if _, err := compileList(v); err != nil {
@@ -316,6 +332,11 @@ type config struct {
 	// Debezium's PostgresReplicationConnection.buildPublishOptionValue);
 	// "" = PostgreSQL's default (all).
 	publish string
+	// viaRoot is publish.via.partition.root; after ensurePublication, the
+	// publication's effective pubviaroot (which decides the topics).
+	viaRoot         bool
+	streaming       bool  // pgoutput.streaming
+	streamingMemory int64 // pgoutput.streaming.memory.bytes
 }
 
 // skippedOps says which envelope ops are not emitted (skipped.operations),
@@ -384,6 +405,9 @@ func parseConfig(cfg map[string]string) (*config, error) {
 	c.txTopic = c.topicPrefix + "." + p.String(KeyTopicTransaction)
 	c.heartbeatIntervalMs = p.Int(KeyHeartbeatIntervalMs)
 	c.heartbeatQuery = p.String(KeyHeartbeatActionQuery)
+	c.viaRoot = p.Bool(KeyPublishViaPartitionRoot)
+	c.streaming = p.Bool(KeyPgoutputStreaming)
+	c.streamingMemory = int64(p.Int(KeyPgoutputStreamingMemoryBytes))
 	c.heartbeatTopic = heartbeat.Topic(p.String(KeyHeartbeatTopicPrefix), c.topicPrefix)
 	c.snapshotMode, _ = normalizeSnapshotMode(p.String(KeySnapshotMode))
 	c.skipped, _ = parseSkippedOps(strings.Join(p.List(KeySkippedOperations), ","))

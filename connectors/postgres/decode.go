@@ -8,9 +8,19 @@ import (
 	"github.com/jackc/pglogrepl"
 )
 
-// Decoding of pgoutput (protocol version 1) messages into change events:
-// pure functions over bytes, no I/O, so they can be fuzzed. stream.go owns
-// the connection and feeds every XLogData payload to walDecoder.decode.
+// Decoding of pgoutput messages into change events: pure functions over
+// bytes, no I/O, so they can be fuzzed. stream.go owns the connection and
+// feeds every XLogData payload to walDecoder.decode.
+//
+// Protocol version 2 (PostgreSQL 14+, streaming 'on') adds the messages of
+// in-progress transactions: Stream Start (xid, first segment), Stream Stop,
+// Stream Commit (xid, flags, commit LSN, end LSN, commit time) and Stream
+// Abort (xid, subxid). Between Stream Start and Stop every Relation, Type,
+// Insert, Update, Delete, Truncate and Message carries the xid of its
+// (sub)transaction after the message type; decode returns those as
+// itemSpool with the xid removed, i.e. as the protocol version 1 message
+// that stream.go replays through decode after the Stream Commit. Outside
+// streams, version 2 messages are version 1's.
 
 // itemKind says what one pgoutput message meant.
 type itemKind int
@@ -23,6 +33,12 @@ const (
 	itemChange                   // a row changed
 	itemTruncate                 // tables were truncated (rels)
 	itemMessage                  // a logical decoding message (pg_logical_emit_message)
+
+	itemStreamStart  // a block of an in-progress transaction starts (xid, first)
+	itemStreamStop   // the block ends
+	itemSpool        // a message inside a block: keep raw (v1 bytes) of subxid for the commit
+	itemStreamCommit // the streamed transaction xid committed (finalLSN, commitTime; lsn its end)
+	itemStreamAbort  // subtransaction subxid of xid (the whole of it when subxid == xid) aborted
 )
 
 // Debezium's ReplicationMessage.Operation names, written to offsets as messageType.
@@ -57,6 +73,11 @@ type walItem struct {
 	// itemTruncate: the truncated relations, in message order
 	rels []*pglogrepl.RelationMessage
 
+	// itemStreamStart, itemSpool, itemStreamAbort
+	first  bool   // itemStreamStart: first block of xid
+	subxid uint32 // itemSpool: the message's (sub)transaction; itemStreamAbort: the aborted one
+	raw    []byte // itemSpool: the message as protocol version 1 (a copy)
+
 	// itemMessage
 	transactional bool
 	prefix        string
@@ -70,6 +91,8 @@ type walDecoder struct {
 	inTx      bool
 	xid       uint32
 	commit    time.Time
+	inStream  bool   // between Stream Start and Stream Stop
+	streamXid uint32 // the streamed transaction of the current block
 }
 
 func newWALDecoder() *walDecoder {
@@ -90,6 +113,9 @@ func (d *walDecoder) decode(walStart uint64, data []byte) (it walItem, err error
 	it.lsn = int64(walStart)
 	if len(data) == 0 {
 		return it, fmt.Errorf("postgres: empty pgoutput message")
+	}
+	if it, ok, err := d.streamMessage(it, data); ok || err != nil {
+		return it, err
 	}
 	switch data[0] {
 	case 'B', 'C', 'R', 'I', 'U', 'D':
@@ -152,6 +178,93 @@ func (d *walDecoder) decode(walStart uint64, data []byte) (it walItem, err error
 	}
 	return it, nil
 }
+
+// streamMessage decodes the protocol version 2 streaming messages and the
+// messages inside a stream block; ok is false for any other message.
+func (d *walDecoder) streamMessage(it walItem, data []byte) (_ walItem, ok bool, err error) {
+	short := func(n int) error {
+		if len(data) < n {
+			return fmt.Errorf("postgres: malformed pgoutput %q message (%d bytes)", data[0], len(data))
+		}
+		return nil
+	}
+	u32 := func(off int) uint32 { return binary.BigEndian.Uint32(data[off:]) }
+	u64 := func(off int) uint64 { return binary.BigEndian.Uint64(data[off:]) }
+	switch data[0] {
+	case 'S': // Stream Start: xid, first segment
+		if d.inStream {
+			return it, true, fmt.Errorf("postgres: stream start inside a stream")
+		}
+		if err := short(6); err != nil {
+			return it, true, err
+		}
+		d.inStream, d.streamXid = true, u32(1)
+		it.kind, it.xid, it.first = itemStreamStart, d.streamXid, data[5] == 1
+		return it, true, nil
+	case 'E': // Stream Stop
+		if !d.inStream {
+			return it, true, fmt.Errorf("postgres: stream stop outside a stream")
+		}
+		d.inStream = false
+		it.kind, it.xid = itemStreamStop, d.streamXid
+		return it, true, nil
+	case 'c': // Stream Commit: xid, flags, commit LSN, end LSN, commit time
+		if err := short(30); err != nil {
+			return it, true, err
+		}
+		if d.inStream {
+			return it, true, fmt.Errorf("postgres: stream commit inside a stream")
+		}
+		commit, ts := u64(6), int64(u64(22))
+		if commit > 1<<63-1 {
+			return it, true, fmt.Errorf("postgres: LSN %d out of range", commit)
+		}
+		it.kind, it.xid, it.finalLSN, it.commitTime = itemStreamCommit, u32(1), int64(commit), pgTime(ts)
+		return it, true, nil
+	case 'A': // Stream Abort: xid, subxid (PostgreSQL 16+ may add an LSN and time)
+		if err := short(9); err != nil {
+			return it, true, err
+		}
+		if d.inStream {
+			return it, true, fmt.Errorf("postgres: stream abort inside a stream")
+		}
+		it.kind, it.xid, it.subxid = itemStreamAbort, u32(1), u32(5)
+		return it, true, nil
+	}
+	if !d.inStream {
+		return it, false, nil
+	}
+	switch data[0] {
+	case 'R', 'I', 'U', 'D', 'T', 'M':
+	case 'Y':
+		if err := short(5); err != nil {
+			return it, true, err
+		}
+		return it, true, nil // Type: nothing Debezium emits
+	default:
+		return it, false, nil // Origin and others carry no xid
+	}
+	if err := short(5); err != nil {
+		return it, true, err
+	}
+	raw := make([]byte, len(data)-4)
+	raw[0] = data[0]
+	copy(raw[1:], data[5:])
+	it.kind, it.xid, it.subxid, it.raw = itemSpool, d.streamXid, u32(1), raw
+	return it, true, nil
+}
+
+// beginReplay puts the decoder inside streamed transaction xid, which
+// committed at commitTime, to decode its kept messages; endReplay leaves it.
+func (d *walDecoder) beginReplay(xid uint32, commitTime time.Time) {
+	d.inTx, d.xid, d.commit = true, xid, commitTime
+}
+
+func (d *walDecoder) endReplay() { d.inTx = false }
+
+// pgTime converts a pgoutput timestamp (microseconds since 2000-01-01 UTC)
+// as pglogrepl does for Begin and Commit (time.Unix, local location).
+func pgTime(usec int64) time.Time { return time.Unix(0, (946684800*1000000+usec)*1000) }
 
 func (d *walDecoder) change(it walItem, relID uint32, op, mt string, old, new *pglogrepl.TupleData) (walItem, error) {
 	rel, ok := d.relations[relID]

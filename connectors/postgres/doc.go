@@ -4,8 +4,9 @@
 //
 // Files: config.go (keys, defaults, validation), connector.go, task.go
 // (lifecycle, Poll/Commit), snapshot.go, stream.go (the only owner of the
-// replication receive loop, keepalives and standby status), decode.go (pure
-// pgoutput decoding, fuzzed), types.go (type mapping from PostgreSQL text
+// replication receive loop, keepalives and standby status), stream_spool.go
+// (in-progress streamed transactions), decode.go (pure pgoutput decoding,
+// fuzzed), catalog.go (tables, partitions, keys), types.go (type mapping from PostgreSQL text
 // under decimal/time/binary/interval/hstore handling modes), temporal.go and
 // textparse.go (allocation-light parsers of date/time, array, hstore and
 // interval text), registry.go (pg_type: domains, enums, arrays, extension
@@ -40,6 +41,24 @@
 // position from keepalives received between transactions (lsn = lsn_proc =
 // lsn_commit), so committing it advances the slot while the captured tables
 // are idle — Debezium needs heartbeat.action.query for that.
+//
+// Partitioned tables: the publication's publish_via_partition_root
+// (publish.via.partition.root for an autocreated one) decides whether a
+// partition's changes carry the partition's name (topic per partition,
+// PostgreSQL's and Debezium's default) or the root's (one topic); the
+// snapshot reads exactly the tables the stream names (catalog.go
+// listTables), and table.include.list filters those names, as Debezium
+// filters the Relation message's table. Partitions created or attached later
+// are captured without a restart: FOR ALL TABLES covers them, and a filtered
+// publication lists a captured partitioned table itself (its partitions are
+// published implicitly). Debezium lists the captured tables and updates a
+// filtered publication (ALTER PUBLICATION … SET TABLE) only when it starts.
+//
+// Large transactions: on PostgreSQL 14+ pgoutput runs protocol version 2
+// with streaming 'on' (pgoutput.streaming); stream_spool.go keeps an
+// in-progress transaction in bounded memory, then a temp file, and
+// stream.go replays it at its Stream Commit as a non-streamed transaction,
+// so events and offsets are identical and only committed data leaves.
 //
 // Not implemented yet: multi-dimensional arrays (fail the task), arrays of
 // range/geometric types, PostGIS geometry/geography; topic/schema name

@@ -36,6 +36,7 @@ type streamer struct {
 	txs            txmeta.Context  // reused by tx
 	position       offset          // offset of the position reached between transactions (heartbeats)
 	nextBeat       time.Time       // when the next heartbeat is due (heartbeat.interval.ms > 0)
+	spools         *spoolSet       // in-progress streamed transactions (stream_spool.go)
 }
 
 // stream runs START_REPLICATION from p.startLSN and turns the pgoutput
@@ -46,12 +47,20 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 	if major, _, _ := strings.Cut(t.repl.ParameterStatus("server_version"), "."); atoiOr0(major) >= 14 {
 		// logical decoding messages (pg_logical_emit_message), as Debezium asks pgoutput
 		args = append(args, "messages 'true'")
+		if c.streaming {
+			// in-progress transactions (stream_spool.go); version 2 is version
+			// 1 plus the streaming messages
+			args[0] = "proto_version '2'"
+			args = append(args, "streaming 'on'")
+		}
 	}
 	err := pglogrepl.StartReplication(ctx, t.repl, c.slotName, pglogrepl.LSN(p.startLSN), pglogrepl.StartReplicationOptions{PluginArgs: args})
 	if err != nil {
 		return fmt.Errorf("postgres: START_REPLICATION slot %s at %s: %w", c.slotName, pglogrepl.LSN(p.startLSN), err)
 	}
-	s := &streamer{t: t, dec: newWALDecoder(), resume: p.resume, schemas: map[uint32]*tableSchema{}, excluded: map[uint32]bool{}, lastCommit: p.lastCommit, lastProc: p.startLSN}
+	s := &streamer{t: t, dec: newWALDecoder(), resume: p.resume, schemas: map[uint32]*tableSchema{}, excluded: map[uint32]bool{}, lastCommit: p.lastCommit, lastProc: p.startLSN,
+		spools: newSpoolSet(c.streamingMemory, &t.streamStats)}
+	defer s.spools.closeAll()
 	s.position = offset{lsn: i64(p.startLSN), lsnCommit: p.lastCommit}
 	if p.lastCommit != nil {
 		s.position.lsnProc = i64(p.startLSN)
@@ -159,6 +168,64 @@ func (s *streamer) handle(ctx context.Context, xld pglogrepl.XLogData) error {
 	if err != nil {
 		return err
 	}
+	switch it.kind {
+	case itemStreamStart:
+		s.spools.start(it.xid, it.lsn)
+		return nil
+	case itemSpool:
+		return s.spools.add(it.xid, it.subxid, it.lsn, it.raw)
+	case itemStreamAbort:
+		s.spools.abort(it.xid, it.subxid)
+		return nil
+	case itemStreamCommit:
+		return s.replay(ctx, it)
+	}
+	return s.apply(ctx, it)
+}
+
+// replay emits a streamed transaction at its Stream Commit c: its kept
+// messages, decoded as the BEGIN … COMMIT of a non-streamed transaction
+// (BEGIN at the transaction's first LSN, changes at their own LSNs, COMMIT
+// at its end LSN, as the walsender positions them in both cases), minus the
+// aborted subtransactions.
+func (s *streamer) replay(ctx context.Context, c walItem) error {
+	sp := s.spools.take(c.xid)
+	if sp == nil {
+		return fmt.Errorf("postgres: stream commit of transaction %d, which was never streamed", c.xid)
+	}
+	defer sp.close()
+	s.t.streamStats.committed.Add(1)
+	s.dec.beginReplay(c.xid, c.commitTime)
+	begin := walItem{kind: itemBegin, lsn: sp.firstLSN, xid: c.xid, finalLSN: c.finalLSN, commitTime: c.commitTime}
+	if err := s.apply(ctx, begin); err != nil {
+		return err
+	}
+	interval := time.Duration(s.t.cfg.statusUpdateIntervalMs) * time.Millisecond
+	nextStatus, n := time.Now().Add(interval), 0
+	err := sp.each(func(lsn int64, raw []byte) error {
+		it, err := s.dec.decode(uint64(lsn), raw)
+		if err != nil {
+			return err
+		}
+		if n++; n%256 == 0 && (time.Now().After(nextStatus) || s.t.confirmed.Load() != s.sentFlush) {
+			// the receive loop is not running: keep the walsender from
+			// timing out (wal_sender_timeout) and pass on confirmations
+			if err := s.sendStatus(ctx, false); err != nil {
+				return err
+			}
+			nextStatus = time.Now().Add(interval)
+		}
+		return s.apply(ctx, it)
+	})
+	s.dec.endReplay()
+	if err != nil {
+		return err
+	}
+	return s.apply(ctx, walItem{kind: itemCommit, lsn: c.lsn, xid: c.xid, commitTime: c.commitTime})
+}
+
+// apply processes one decoded message of a transaction or between them.
+func (s *streamer) apply(ctx context.Context, it walItem) (err error) {
 	switch it.kind {
 	case itemBegin:
 		s.skipTx = s.resume.skipTx(it.finalLSN)

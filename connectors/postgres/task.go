@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,8 @@ type Task struct {
 	errMu   sync.Mutex
 	err     error
 	cancel  context.CancelFunc
+
+	streamStats streamStats // what pgoutput streaming did (stream_spool.go)
 
 	confirmed atomic.Int64                       // LSN the worker made durable (0 = none yet)
 	wake      atomic.Pointer[context.CancelFunc] // interrupts the reader's receive
@@ -241,14 +244,22 @@ func (t *Task) createSlot(ctx context.Context, export bool) (pglogrepl.CreateRep
 }
 
 // ensurePublication creates the publication per publication.autocreate.mode
-// when it does not exist.
+// when it does not exist (WITH publish_via_partition_root when
+// publish.via.partition.root is set), and records the publication's
+// effective publish_via_partition_root in cfg.viaRoot: the server decides
+// under which table a partition's changes are published.
 func (t *Task) ensurePublication(ctx context.Context) error {
 	c := t.cfg
-	var n int
-	if err := t.conn.QueryRow(ctx, `SELECT count(*) FROM pg_publication WHERE pubname = $1`, c.publicationName).Scan(&n); err != nil {
+	var viaRoot []bool
+	rows, err := t.conn.Query(ctx, `SELECT pubviaroot FROM pg_publication WHERE pubname = $1`, c.publicationName)
+	if err == nil {
+		viaRoot, err = pgx.CollectRows(rows, pgx.RowTo[bool])
+	}
+	if err != nil {
 		return fmt.Errorf("postgres: read pg_publication: %w", err)
 	}
-	if n > 0 {
+	if len(viaRoot) > 0 {
+		c.viaRoot = viaRoot[0]
 		return nil
 	}
 	name := pgx.Identifier{c.publicationName}.Sanitize()
@@ -257,7 +268,7 @@ func (t *Task) ensurePublication(ctx context.Context) error {
 	case "disabled":
 		return fmt.Errorf("postgres: publication %s does not exist and publication.autocreate.mode=disabled", c.publicationName)
 	case "filtered":
-		tables, err := listTables(ctx, t.conn, c)
+		tables, err := publicationTables(ctx, t.conn, c)
 		if err != nil {
 			return err
 		}
@@ -274,8 +285,15 @@ func (t *Task) ensurePublication(ctx context.Context) error {
 	default:
 		stmt = "CREATE PUBLICATION " + name + " FOR ALL TABLES"
 	}
+	var with []string
 	if c.publish != "" {
-		stmt += " WITH (publish = " + quoteLiteral(c.publish) + ")"
+		with = append(with, "publish = "+quoteLiteral(c.publish))
+	}
+	if c.viaRoot {
+		with = append(with, "publish_via_partition_root = true")
+	}
+	if len(with) > 0 {
+		stmt += " WITH (" + strings.Join(with, ", ") + ")"
 	}
 	if _, err := t.conn.Exec(ctx, stmt); err != nil {
 		return fmt.Errorf("postgres: %s: %w", stmt, err)
