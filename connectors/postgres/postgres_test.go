@@ -355,7 +355,7 @@ func TestValidationNamesKey(t *testing.T) {
 	cases := map[string]string{
 		"plugin.name":                 "decoderbufs",
 		"database.port":               "abc",
-		"snapshot.mode":               "always",
+		"snapshot.mode":               "custom",
 		"publication.autocreate.mode": "sometimes",
 		"slot.name":                   "Bad-Slot",
 		"max.batch.size":              "0",
