@@ -245,13 +245,13 @@ var configDef = connect.NewConfigDef().
 			return ""
 		}}).
 	Define(connect.ConfigKey{Name: KeySnapshotFetchSize, Type: connect.TypeInt, Default: connect.Str(strconv.Itoa(defaultSnapshotFetchSize)), Importance: connect.Medium, Group: "Connector",
-		Doc: "The maximum number of records that should be loaded into memory while performing a snapshot (rows per cursor FETCH).",
+		Doc:       "The maximum number of records that should be loaded into memory while performing a snapshot (rows per cursor FETCH).",
 		Validator: positiveInt}).
 	Define(connect.ConfigKey{Name: KeySnapshotMaxThreads, Type: connect.TypeInt, Default: connect.Str("1"), Importance: connect.Medium, Group: "Connector",
-		Doc: "The maximum number of threads used to perform the snapshot. Defaults to 1. Each thread reads whole tables on its own connection, inside the same exported snapshot (SET TRANSACTION SNAPSHOT).",
+		Doc:       "The maximum number of threads used to perform the snapshot. Defaults to 1. Each thread reads whole tables on its own connection, inside the same exported snapshot (SET TRANSACTION SNAPSHOT).",
 		Validator: positiveInt}).
 	Define(connect.ConfigKey{Name: KeySnapshotIncludeCollection, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
-		Doc: "This setting must be set to specify a list of tables/collections whose snapshot must be taken on creating or restarting the connector: comma-separated regular expressions matched (anchored) against <schema>.<table> of the captured tables; empty = every captured table.",
+		Doc:       "This setting must be set to specify a list of tables/collections whose snapshot must be taken on creating or restarting the connector: comma-separated regular expressions matched (anchored) against <schema>.<table> of the captured tables; empty = every captured table.",
 		Validator: regexListValidator}).
 	Define(connect.ConfigKey{Name: KeySlotDropOnStop, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Medium, Group: "Replication",
 		Doc: "Whether or not to drop the logical replication slot when the connector finishes orderly. By default the replication is kept so that on restart progress can resume from the last recorded location."}).
