@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -198,7 +199,7 @@ func (t *Task) checkServer(ctx context.Context) error {
 		return fmt.Errorf("postgres: read the privileges of the connector's user: %w", err)
 	}
 	if !repl && !super {
-		return fmt.Errorf("postgres: user %q does not have the REPLICATION privilege, which logical replication needs (Debezium: \"Postgres roles LOGIN and REPLICATION are not assigned to user\"): ALTER ROLE %s REPLICATION", user, pgx.Identifier{user}.Sanitize())
+		return fmt.Errorf("postgres: user %q does not have the REPLICATION privilege, which logical replication needs (Debezium: \"Postgres roles LOGIN and REPLICATION are not assigned to user\"): ALTER ROLE %s REPLICATION", user, sqlIdent(user))
 	}
 	return nil
 }
@@ -445,12 +446,12 @@ func (t *Task) checkPublicationTables(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("postgres: read pg_publication_tables: %w", err)
 	}
-	var missing []string
-	var idents []string
+	var missing, idents, shown []string
 	for _, tb := range tables {
 		if !in[tb] {
 			missing = append(missing, tb[0]+"."+tb[1])
 			idents = append(idents, pgx.Identifier{tb[0], tb[1]}.Sanitize())
+			shown = append(shown, sqlIdent(tb[0])+"."+sqlIdent(tb[1]))
 		}
 	}
 	if len(missing) == 0 {
@@ -466,7 +467,18 @@ func (t *Task) checkPublicationTables(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("postgres: publication %q does not include the captured tables %s, whose changes would never be streamed: ALTER PUBLICATION %s ADD TABLE %s (or narrow table.include.list)",
-		c.publicationName, strings.Join(missing, ", "), name, joinComma(idents))
+		c.publicationName, strings.Join(missing, ", "), sqlIdent(c.publicationName), joinComma(shown))
+}
+
+var plainIdent = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// sqlIdent quotes an identifier for SQL shown to users only when it needs
+// quotes.
+func sqlIdent(s string) string {
+	if plainIdent.MatchString(s) {
+		return s
+	}
+	return pgx.Identifier{s}.Sanitize()
 }
 
 // dropSlot drops the replication slot (slot.drop.on.stop) once the
