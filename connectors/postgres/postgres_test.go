@@ -368,6 +368,14 @@ func TestValidationNamesKey(t *testing.T) {
 		"hstore.handling.mode":        "xml",
 		"money.fraction.digits":       "-1",
 		"include.unknown.datatypes":   "maybe",
+		// keys of issue 3 (Debezium: Field::isPositiveInteger / isListOfRegex / BOOLEAN)
+		"snapshot.fetch.size":                             "0",
+		"snapshot.max.threads":                            "-2",
+		"snapshot.include.collection.list":                "[",
+		"snapshot.select.statement.overrides":             "nodot",
+		"slot.drop.on.stop":                               "maybe",
+		"snapshot.mode.configuration.based.snapshot.data": "maybe",
+		"snapshot.mode.configuration.based.start.stream":  "sometimes",
 	}
 	for k, v := range cases {
 		cfg := map[string]string{}
