@@ -220,10 +220,14 @@ loop:
 	if emitErr != nil {
 		for range rows { // let the readers see the cancellation and finish
 		}
-		return emitErr
 	}
+	// rows is closed: every reader returned, readErr is final. A reader's
+	// error is the cause when both failed (it cancelled the emitter).
 	if readErr != nil {
 		return readErr
+	}
+	if emitErr != nil {
+		return emitErr
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()

@@ -324,3 +324,35 @@ func TestParallelSnapshot(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotReaderErrorFailsTask: a snapshot query that cannot be mapped
+// to the table fails the task with a message naming the table and the
+// query, also while other readers are running (snapshot.max.threads=2).
+func TestSnapshotReaderErrorFailsTask(t *testing.T) {
+	pg := testenv.PostgresT(t)
+	setupShop(t, pg)
+	exec(t, pg, "shop", `INSERT INTO item SELECT g, 'x' FROM generate_series(2, 3000) g`)
+	cfg := baseConfig(pg, "shop")
+	cfg[KeySnapshotMaxThreads] = "2"
+	cfg[KeySnapshotFetchSize] = "10"
+	cfg[KeySnapshotSelectOverrides] = "public.log"
+	cfg[KeySnapshotSelectOverrides+".public.log"] = "SELECT msg AS nope FROM public.log"
+	task := startTask(t, cfg, &memOffsets{})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatal("no error from Poll")
+		}
+		_, err := task.Poll(context.Background())
+		if err != nil {
+			want := `snapshot public.log: the snapshot query returns column "nope", which the table does not have (query: SELECT msg AS nope FROM public.log)`
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("Poll error %q, want it to contain %q", err, want)
+			}
+			break
+		}
+	}
+	if p := task.SnapshotProgress(); p.Completed {
+		t.Errorf("progress says completed after a failed snapshot: %+v", p)
+	}
+}
