@@ -51,6 +51,9 @@ type snapshotRow struct {
 // (Debezium's BufferingSnapshotChangeRecordReceiver), so a restart after it
 // never repeats the snapshot and a restart before it always does.
 func (t *Task) snapshot(ctx context.Context, p plan) error {
+	if t.beforeSnapshot != nil {
+		t.beforeSnapshot()
+	}
 	tx, err := t.conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	if err != nil {
 		return fmt.Errorf("postgres: snapshot: begin: %w", err)

@@ -243,12 +243,23 @@ func TestParallelSnapshot(t *testing.T) {
 	cfg[KeySnapshotIncludeCollection] = `public\.(a|b|c)`
 	cfg[KeySnapshotSelectOverrides] = "public.b"
 	cfg[KeySnapshotSelectOverrides+".public.b"] = "SELECT name, id FROM public.b WHERE id > 20"
-	task, lb := startTaskLog(t, cfg, &memOffsets{}, func(t *Task) { t.progressLogInterval = time.Millisecond })
-	// committed after the slot's consistent point: streamed, never read
-	exec(t, pg, "par", `INSERT INTO a SELECT g, 'new' FROM generate_series(1001, 1010) g`)
-	exec(t, pg, "par", `INSERT INTO d VALUES (4)`)
+	// Committed after the slot's consistent point and before any snapshot
+	// transaction begins: only the imported snapshot keeps them out of the
+	// snapshot (invariant 2); they must be streamed, never read.
+	task, lb := startTaskLog(t, cfg, &memOffsets{}, func(task *Task) {
+		task.progressLogInterval = time.Millisecond
+		task.beforeSnapshot = func() {
+			if err := pg.Exec(context.Background(), "par", `INSERT INTO a SELECT g, 'new' FROM generate_series(1001, 1010) g;
+				INSERT INTO b VALUES (1001, 'new', 1); INSERT INTO c VALUES (1001)`); err != nil {
+				t.Error(err)
+			}
+			if err := pg.Exec(context.Background(), "par", `INSERT INTO d VALUES (4)`); err != nil {
+				t.Error(err)
+			}
+		}
+	})
 
-	recs := pollN(t, task, 250+100+5+11)
+	recs := pollN(t, task, 250+100+5+13)
 	snap, stream := recs[:355], recs[355:]
 	perTable := map[string][]*connect.SourceRecord{}
 	for i, r := range snap {
@@ -302,7 +313,7 @@ func TestParallelSnapshot(t *testing.T) {
 	for _, r := range stream {
 		got = append(got, r.Topic[len("dbserver1.public."):]+":"+ids([]*connect.SourceRecord{r}))
 	}
-	wantStream := "a:c:1001 a:c:1002 a:c:1003 a:c:1004 a:c:1005 a:c:1006 a:c:1007 a:c:1008 a:c:1009 a:c:1010 d:c:4"
+	wantStream := "a:c:1001 a:c:1002 a:c:1003 a:c:1004 a:c:1005 a:c:1006 a:c:1007 a:c:1008 a:c:1009 a:c:1010 b:c:1001 c:c:1001 d:c:4"
 	if strings.Join(got, " ") != wantStream {
 		t.Fatalf("stream = %s\nwant     %s", strings.Join(got, " "), wantStream)
 	}
@@ -354,5 +365,31 @@ func TestSnapshotReaderErrorFailsTask(t *testing.T) {
 	}
 	if p := task.SnapshotProgress(); p.Completed {
 		t.Errorf("progress says completed after a failed snapshot: %+v", p)
+	}
+}
+
+// TestStopDuringParallelSnapshot stops a task whose readers are blocked on a
+// full queue (max.queue.size): Stop returns promptly and cleanly.
+func TestStopDuringParallelSnapshot(t *testing.T) {
+	pg := testenv.PostgresT(t)
+	setupShop(t, pg)
+	exec(t, pg, "shop", `INSERT INTO item SELECT g, 'x' FROM generate_series(2, 20000) g;
+		INSERT INTO log SELECT 'm' || g FROM generate_series(1, 20000) g`)
+	cfg := baseConfig(pg, "shop")
+	cfg[KeySnapshotMaxThreads] = "2"
+	cfg[KeySnapshotFetchSize] = "100"
+	cfg["max.queue.size"] = "10"
+	cfg["max.batch.size"] = "10"
+	task := startTask(t, cfg, &memOffsets{})
+	pollN(t, task, 10)
+	if p := task.SnapshotProgress(); !p.Running || p.Completed || len(p.Tables) != 2 {
+		t.Fatalf("progress while running = %+v", p)
+	}
+	start := time.Now()
+	if err := task.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("Stop took %v", d)
 	}
 }

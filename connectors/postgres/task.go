@@ -55,6 +55,7 @@ type Task struct {
 	progressLogInterval time.Duration // between snapshot progress log lines
 	slotBusyWait        time.Duration // how long Start waits for a slot another backend holds
 	started             bool          // Start succeeded (Stop may drop the slot)
+	beforeSnapshot      func()        // tests: runs when the snapshot starts, before any reader transaction
 }
 
 var _ connect.SourceTask = (*Task)(nil)
