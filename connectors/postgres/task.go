@@ -175,6 +175,8 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	if err != nil {
 		return err
 	}
+	t.log.Info("starting", "snapshot.mode", t.cfg.snapshotMode, "offset", prev != nil, "snapshot", p.snapshot, "stream", p.stream,
+		"start_lsn", pglogrepl.LSN(p.startLSN).String(), "slot", t.cfg.slotName, "temporary_slot", p.tempSlot)
 	rctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
 	t.started = true
@@ -610,9 +612,9 @@ func (t *Task) Stop() error {
 		}
 	}
 	var err error
-	if t.started && t.cfg.slotDropOnStop && t.conn != nil {
-		// As Debezium's slot.drop.on.stop: only on a clean stop, after the
-		// replication connection is gone.
+	if t.started && t.cfg.slotDropOnStop && t.conn != nil && t.readerErr() == nil {
+		// As Debezium's slot.drop.on.stop: only on a clean stop (not after the
+		// reader failed), after the replication connection is gone.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if t.repl != nil {
 			t.repl.Close(ctx)
