@@ -79,6 +79,9 @@ func TestSlotAndPublicationLifecycle(t *testing.T) {
 	wantMsg("slot plugin", startErr(t, cfg("slot.name", "other_plugin"), nil),
 		`replication slot "other_plugin" uses the test_decoding plugin`, "pgoutput")
 
+	exec(t, pg, "shop", `SELECT pg_create_physical_replication_slot('physical')`)
+	wantMsg("physical slot", startErr(t, cfg("slot.name", "physical"), nil), `replication slot "physical" is a physical slot`)
+
 	// a user without REPLICATION
 	exec(t, pg, "shop", `CREATE ROLE norepl LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO norepl`)
 	wantMsg("no REPLICATION", startErr(t, cfg("database.user", "norepl"), nil),

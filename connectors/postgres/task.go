@@ -218,7 +218,7 @@ type slotState struct {
 func (t *Task) readSlot(ctx context.Context) (slotState, error) {
 	var s slotState
 	var flush *pglogrepl.LSN
-	err := t.conn.QueryRow(ctx, `SELECT plugin, database, COALESCE(active_pid, 0), confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = $1`,
+	err := t.conn.QueryRow(ctx, `SELECT COALESCE(plugin, ''), COALESCE(database, ''), COALESCE(active_pid, 0), confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = $1`,
 		t.cfg.slotName).Scan(&s.plugin, &s.db, &s.activePID, &flush)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s, nil
@@ -244,6 +244,9 @@ func (t *Task) checkSlot(ctx context.Context) (slotState, error) {
 		s, err := t.readSlot(ctx)
 		if err != nil || !s.exists {
 			return s, err
+		}
+		if s.plugin == "" {
+			return s, fmt.Errorf("postgres: replication slot %q is a physical slot; connectd needs a logical pgoutput slot: set another slot.name", c.slotName)
 		}
 		if s.plugin != "pgoutput" {
 			return s, fmt.Errorf("postgres: replication slot %q uses the %s plugin, but connectd decodes only pgoutput (plugin.name=pgoutput): drop the slot or set another slot.name", c.slotName, s.plugin)
