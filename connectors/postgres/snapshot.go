@@ -24,11 +24,6 @@ type snapshotTable struct {
 	counter *tableCounter
 }
 
-// snapshotRow is a record a snapshot reader hands to the emitter.
-type snapshotRow struct {
-	rec *connect.SourceRecord
-}
-
 // snapshot reads the tables selected for the snapshot inside one snapshot
 // of the database and queues "r" records.
 //
@@ -128,7 +123,7 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	rows := make(chan snapshotRow, 256)
+	rows := make(chan *connect.SourceRecord, 256) // readers → emitter
 	jobs := make(chan *snapshotTable, len(tables))
 	for _, st := range tables {
 		jobs <- st
@@ -215,7 +210,7 @@ loop:
 					break loop
 				}
 			}
-			held = r.rec
+			held = r
 		case <-tick.C:
 			t.progress.log(t.log)
 		}
@@ -265,7 +260,7 @@ func hasTable(tables []*snapshotTable, id string) bool {
 // readTable reads one table through a cursor (snapshot.fetch.size rows per
 // FETCH) in rtx and sends its records to out, in table order, with the
 // per-table snapshot markers set.
-func (t *Task) readTable(ctx context.Context, rtx pgx.Tx, reader int, st *snapshotTable, src sourceInfo, base offset, out chan<- snapshotRow) error {
+func (t *Task) readTable(ctx context.Context, rtx pgx.Tx, reader int, st *snapshotTable, src sourceInfo, base offset, out chan<- *connect.SourceRecord) error {
 	id := st.sch.table.ID()
 	cursor := "connectd_snapshot_" + strconv.Itoa(reader)
 	if _, err := rtx.Exec(ctx, "DECLARE "+cursor+" NO SCROLL CURSOR FOR "+st.query); err != nil {
@@ -290,7 +285,7 @@ func (t *Task) readTable(ctx context.Context, rtx pgx.Tx, reader int, st *snapsh
 	}
 	send := func(r *connect.SourceRecord) error {
 		select {
-		case out <- snapshotRow{rec: r}:
+		case out <- r:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
