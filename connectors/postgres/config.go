@@ -57,6 +57,18 @@ const (
 	// streaming): see stream_spool.go.
 	KeyPgoutputStreaming            = "pgoutput.streaming"
 	KeyPgoutputStreamingMemoryBytes = "pgoutput.streaming.memory.bytes"
+
+	KeySlotDropOnStop = "slot.drop.on.stop"
+
+	KeySnapshotData              = "snapshot.mode.configuration.based.snapshot.data"
+	KeySnapshotSchema            = "snapshot.mode.configuration.based.snapshot.schema"
+	KeySnapshotStartStream       = "snapshot.mode.configuration.based.start.stream"
+	KeySnapshotOnSchemaError     = "snapshot.mode.configuration.based.snapshot.on.schema.error"
+	KeySnapshotOnDataError       = "snapshot.mode.configuration.based.snapshot.on.data.error"
+	KeySnapshotSelectOverrides   = "snapshot.select.statement.overrides"
+	KeySnapshotFetchSize         = "snapshot.fetch.size"
+	KeySnapshotMaxThreads        = "snapshot.max.threads"
+	KeySnapshotIncludeCollection = "snapshot.include.collection.list"
 )
 
 // Values of the type handling modes, as Debezium 3.6 spells them.
@@ -98,12 +110,20 @@ type handling struct {
 var defaultHandling = handling{decimal: decimalPrecise, time: timeAdaptive, binary: binaryBytes,
 	interval: intervalNumeric, hstore: hstoreJSON, moneyDigits: 2, placeholder: unavailableValue}
 
-// Snapshot modes this connector implements (snapshot.mode).
+// Snapshot modes this connector implements (snapshot.mode), as Debezium
+// 3.6's PostgresConnectorConfig.SnapshotMode.
 const (
-	SnapshotInitial     = "initial"
-	SnapshotNoData      = "no_data"
-	SnapshotInitialOnly = "initial_only"
+	SnapshotInitial            = "initial"
+	SnapshotNoData             = "no_data"
+	SnapshotInitialOnly        = "initial_only"
+	SnapshotWhenNeeded         = "when_needed"
+	SnapshotAlways             = "always"
+	SnapshotConfigurationBased = "configuration_based"
 )
+
+// defaultSnapshotFetchSize is PostgresConnectorConfig's default
+// snapshot.fetch.size (rows per cursor fetch).
+const defaultSnapshotFetchSize = 10240
 
 var slotNameRE = regexp.MustCompile(`^[a-z0-9_]{1,63}$`)
 
@@ -198,13 +218,53 @@ var configDef = connect.NewConfigDef().
 	Define(connect.ConfigKey{Name: KeyMessageKeyColumns, Type: connect.TypeString, Default: connect.Str(""), Importance: connect.Low, Group: "Filters",
 		Doc: "Custom message keys: <table regex>:<column>[,<column>…] entries separated by ';'; the key of a matching table is made of those columns (in table order)."}).
 	Define(connect.ConfigKey{Name: KeySnapshotMode, Type: connect.TypeString, Default: connect.Str(SnapshotInitial), Importance: connect.Low, Group: "Connector",
-		Doc: "initial: snapshot when there is no offset, then stream; initial_only: snapshot then stop; no_data (aliases never, schema_only): stream only.",
+		Doc: "The criteria for running a snapshot upon startup of the connector. " +
+			"'always': the connector runs a snapshot every time that it starts; after the snapshot completes, it streams changes from the transaction log. " +
+			"'initial' (default): if the connector does not detect any offsets for the logical server name (or the recorded snapshot did not complete), it runs a snapshot that captures the current full state of the configured tables, then streams changes. " +
+			"'initial_only': the connector performs a snapshot as it does for 'initial', then stops without streaming changes. " +
+			"'no_data': the connector never snapshots data; it streams from the stored offset, or from the slot's position when there is none ('never' and 'schema_only' are deprecated names for it). " +
+			"'when_needed': the connector runs a snapshot when it finds no offset, or when the stored offset's LSN is no longer available in the replication slot. " +
+			"'configuration_based': the snapshot.mode.configuration.based.* properties decide whether data is snapshotted and whether streaming starts.",
 		Validator: func(v string) string {
 			if _, ok := normalizeSnapshotMode(v); !ok {
-				return "must be one of initial, initial_only, no_data (connectd does not support this mode yet)"
+				if strings.EqualFold(strings.TrimSpace(v), "custom") {
+					return "custom snapshotters (snapshot.mode=custom) are not supported by connectd"
+				}
+				return "must be one of always, initial, initial_only, no_data, when_needed, configuration_based"
 			}
 			return ""
 		}}).
+	Define(connect.ConfigKey{Name: KeySnapshotData, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+		Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the data should be snapshotted or not (at every start, as Debezium's ConfigurationBasedSnapshotter)."}).
+	Define(connect.ConfigKey{Name: KeySnapshotSchema, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+		Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the schema should be snapshotted or not. The PostgreSQL connector keeps no schema history, so this has no effect on its output."}).
+	Define(connect.ConfigKey{Name: KeySnapshotStartStream, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+		Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the stream should start or not after snapshot."}).
+	Define(connect.ConfigKey{Name: KeySnapshotOnSchemaError, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+		Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the schema should be snapshotted or not in case of error. The PostgreSQL connector keeps no schema history, so there is no schema error to recover from."}).
+	Define(connect.ConfigKey{Name: KeySnapshotOnDataError, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+		Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the data should be snapshotted or not in case of error (the stored offset's LSN is no longer available in the replication slot)."}).
+	Define(connect.ConfigKey{Name: KeySnapshotSelectOverrides, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
+		Doc: "This property contains a comma-separated list of fully-qualified tables (SCHEMA_NAME.TABLE_NAME). Select statements for the individual tables are specified in further configuration properties, one for each table, identified by the id 'snapshot.select.statement.overrides.SCHEMA_NAME.TABLE_NAME'. The value of those properties is the select statement to use when retrieving data from the specific table during snapshotting. Result columns are matched to the table's columns by name; columns not selected are null.",
+		Validator: func(v string) string {
+			for _, id := range splitList(v) {
+				if _, _, ok := strings.Cut(id, "."); !ok {
+					return fmt.Sprintf("%q is not a fully-qualified table name (SCHEMA_NAME.TABLE_NAME)", id)
+				}
+			}
+			return ""
+		}}).
+	Define(connect.ConfigKey{Name: KeySnapshotFetchSize, Type: connect.TypeInt, Default: connect.Str(strconv.Itoa(defaultSnapshotFetchSize)), Importance: connect.Medium, Group: "Connector",
+		Doc:       "The maximum number of records that should be loaded into memory while performing a snapshot (rows per cursor FETCH).",
+		Validator: positiveInt}).
+	Define(connect.ConfigKey{Name: KeySnapshotMaxThreads, Type: connect.TypeInt, Default: connect.Str("1"), Importance: connect.Medium, Group: "Connector",
+		Doc:       "The maximum number of threads used to perform the snapshot. Defaults to 1. Each thread reads whole tables on its own connection, inside the same exported snapshot (SET TRANSACTION SNAPSHOT).",
+		Validator: positiveInt}).
+	Define(connect.ConfigKey{Name: KeySnapshotIncludeCollection, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
+		Doc:       "This setting must be set to specify a list of tables/collections whose snapshot must be taken on creating or restarting the connector: comma-separated regular expressions matched (anchored) against <schema>.<table> of the captured tables; empty = every captured table.",
+		Validator: regexListValidator}).
+	Define(connect.ConfigKey{Name: KeySlotDropOnStop, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Medium, Group: "Replication",
+		Doc: "Whether or not to drop the logical replication slot when the connector finishes orderly. By default the replication is kept so that on restart progress can resume from the last recorded location."}).
 	Define(connect.ConfigKey{Name: KeyTombstonesOnDelete, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
 		Doc: "Whether a delete event is followed by a tombstone (same key, null value)."}).
 	Define(connect.ConfigKey{Name: KeyMaxBatchSize, Type: connect.TypeInt, Default: connect.Str("2048"), Importance: connect.Medium, Group: "Connector",
@@ -289,6 +349,12 @@ func normalizeSnapshotMode(v string) (string, bool) {
 	case "no_data", "never", "schema_only":
 		// never and schema_only are Debezium's deprecated names for no_data.
 		return SnapshotNoData, true
+	case "when_needed":
+		return SnapshotWhenNeeded, true
+	case "always":
+		return SnapshotAlways, true
+	case "configuration_based":
+		return SnapshotConfigurationBased, true
 	}
 	return "", false
 }
@@ -316,6 +382,13 @@ type config struct {
 	rules                        *columnRules
 	msgInclude, msgExclude       []*regexp.Regexp // message.prefix.include.list / exclude.list
 	snapshotMode                 string
+	snapshotModeDeprecated       string // the deprecated name snapshot.mode was given as ("" = none)
+	snapshotter                  snapshotter
+	selectOverrides              map[string]string // "schema.table" → SELECT (snapshot.select.statement.overrides)
+	snapshotFetchSize            int
+	snapshotMaxThreads           int
+	snapshotInclude              []*regexp.Regexp // snapshot.include.collection.list
+	slotDropOnStop               bool
 	tombstonesOnDelete           bool
 	maxBatchSize, maxQueueSize   int
 	pollIntervalMs               int
@@ -410,6 +483,20 @@ func parseConfig(cfg map[string]string) (*config, error) {
 	c.streamingMemory = int64(p.Int(KeyPgoutputStreamingMemoryBytes))
 	c.heartbeatTopic = heartbeat.Topic(p.String(KeyHeartbeatTopicPrefix), c.topicPrefix)
 	c.snapshotMode, _ = normalizeSnapshotMode(p.String(KeySnapshotMode))
+	if m := strings.ToLower(strings.TrimSpace(p.String(KeySnapshotMode))); m == "never" || m == "schema_only" {
+		c.snapshotModeDeprecated = m
+	}
+	c.snapshotter = newSnapshotter(c.snapshotMode, p.Bool(KeySnapshotData), p.Bool(KeySnapshotStartStream), p.Bool(KeySnapshotOnDataError))
+	c.selectOverrides = map[string]string{}
+	for _, id := range p.List(KeySnapshotSelectOverrides) {
+		if q := strings.TrimSpace(cfg[KeySnapshotSelectOverrides+"."+id]); q != "" {
+			c.selectOverrides[id] = q
+		}
+	}
+	c.snapshotFetchSize = p.Int(KeySnapshotFetchSize)
+	c.snapshotMaxThreads = p.Int(KeySnapshotMaxThreads)
+	c.snapshotInclude, _ = compileList(cfg[KeySnapshotIncludeCollection])
+	c.slotDropOnStop = p.Bool(KeySlotDropOnStop)
 	c.skipped, _ = parseSkippedOps(strings.Join(p.List(KeySkippedOperations), ","))
 	if _, set := cfg[KeySkippedOperations]; set && c.skipped != (skippedOps{}) {
 		var ops []string
@@ -458,6 +545,12 @@ func (c *config) included(schema, table string) bool {
 		return anyMatch(c.include, id)
 	}
 	return !anyMatch(c.tableExclude, id)
+}
+
+// snapshotIncluded reports whether the captured table schema.table is read by
+// the snapshot (snapshot.include.collection.list; empty = all).
+func (c *config) snapshotIncluded(schema, table string) bool {
+	return len(c.snapshotInclude) == 0 || anyMatch(c.snapshotInclude, schema+"."+table)
 }
 
 // messagePrefixIncluded reports whether a logical decoding message with this

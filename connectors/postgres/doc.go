@@ -3,10 +3,12 @@
 // emitting Debezium 3.6 change events, offsets and schemas.
 //
 // Files: config.go (keys, defaults, validation), connector.go, task.go
-// (lifecycle, Poll/Commit), snapshot.go, stream.go (the only owner of the
-// replication receive loop, keepalives and standby status), stream_spool.go
-// (in-progress streamed transactions), decode.go (pure pgoutput decoding,
-// fuzzed), catalog.go (tables, partitions, keys), types.go (type mapping from PostgreSQL text
+// (lifecycle, slot/publication checks, Poll/Commit), snapshot.go (parallel
+// cursor reads, progress), snapshotter.go (snapshot.mode decisions), stream.go
+// (the only owner of the replication receive loop, keepalives and standby
+// status), stream_spool.go (in-progress streamed transactions), decode.go
+// (pure pgoutput decoding, fuzzed), catalog.go (tables, partitions, keys),
+// types.go (type mapping from PostgreSQL text
 // under decimal/time/binary/interval/hstore handling modes), temporal.go and
 // textparse.go (allocation-light parsers of date/time, array, hstore and
 // interval text), registry.go (pg_type: domains, enums, arrays, extension
@@ -23,7 +25,10 @@
 //     offset the worker passed to Commit (lsn_commit, else lsn_proc, else lsn,
 //     as Debezium), never the received position (DESIGN.md invariant 1).
 //   - The snapshot reads inside the slot's exported snapshot and the stream
-//     starts at the slot's consistent point (invariant 2).
+//     starts at the slot's consistent point (invariant 2). With an existing
+//     slot, a temporary slot exports the snapshot and the kept slot streams
+//     from the temporary slot's consistent point; every snapshot.max.threads
+//     reader imports the same snapshot (SET TRANSACTION SNAPSHOT).
 //   - Snapshot and streaming values go through the same text conversion.
 //
 // Replica identity, TOAST placeholders, truncate, skipped.operations,

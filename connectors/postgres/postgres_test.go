@@ -355,7 +355,7 @@ func TestValidationNamesKey(t *testing.T) {
 	cases := map[string]string{
 		"plugin.name":                     "decoderbufs",
 		"database.port":                   "abc",
-		"snapshot.mode":                   "always",
+		"snapshot.mode":                   "custom",
 		"publication.autocreate.mode":     "sometimes",
 		"slot.name":                       "Bad-Slot",
 		"max.batch.size":                  "0",
@@ -371,6 +371,14 @@ func TestValidationNamesKey(t *testing.T) {
 		"publish.via.partition.root":      "maybe",
 		"pgoutput.streaming":              "maybe",
 		"pgoutput.streaming.memory.bytes": "0",
+		// keys of issue 3 (Debezium: Field::isPositiveInteger / isListOfRegex / BOOLEAN)
+		"snapshot.fetch.size":                             "0",
+		"snapshot.max.threads":                            "-2",
+		"snapshot.include.collection.list":                "[",
+		"snapshot.select.statement.overrides":             "nodot",
+		"slot.drop.on.stop":                               "maybe",
+		"snapshot.mode.configuration.based.snapshot.data": "maybe",
+		"snapshot.mode.configuration.based.start.stream":  "sometimes",
 	}
 	for k, v := range cases {
 		cfg := map[string]string{}

@@ -3,33 +3,61 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
 )
 
-// snapshot reads every captured table inside the slot's exported snapshot
-// (invariant 2: the stream then starts at the slot's consistent point, so
-// nothing is missed or duplicated at the boundary) and queues "r" records.
+// snapshotTable is one table the snapshot reads.
+type snapshotTable struct {
+	index   int // position in snapshot order (sorted by "schema.table")
+	sch     *tableSchema
+	query   string
+	counter *tableCounter
+}
+
+// snapshot reads the tables selected for the snapshot inside one snapshot
+// of the database and queues "r" records.
+//
+// Invariant 2: every reader runs in a REPEATABLE READ transaction that
+// imports the same snapshot (SET TRANSACTION SNAPSHOT): the one the slot
+// exported at its consistent point (p.snapshotName), from which the stream
+// then starts, so nothing is missed or duplicated at the boundary. Without a
+// slot snapshot (nothing streamed afterwards) the first transaction exports
+// its own (pg_export_snapshot) for the others.
+//
+// snapshot.max.threads readers each read whole tables, on their own
+// connection, with a cursor fetching snapshot.fetch.size rows at a time; one
+// table's rows stay in table order, rows of different tables interleave.
 //
 // Markers follow Debezium's RelationalSnapshotChangeEventSource: "first" for
 // the first row of the first table, "first_in_data_collection" /
 // "last_in_data_collection" for a table's first/last row, "true" otherwise;
 // the last record of the whole snapshot is held back and emitted as "last"
-// with last_snapshot_record=true and snapshot_completed=true in its offset.
+// with last_snapshot_record=true and snapshot_completed=true in its offset
+// (Debezium's BufferingSnapshotChangeRecordReceiver), so a restart after it
+// never repeats the snapshot and a restart before it always does.
 func (t *Task) snapshot(ctx context.Context, p plan) error {
+	if t.beforeSnapshot != nil {
+		t.beforeSnapshot()
+	}
 	tx, err := t.conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	if err != nil {
 		return fmt.Errorf("postgres: snapshot: begin: %w", err)
 	}
 	defer tx.Rollback(context.Background())
-	if p.snapshotName != "" {
-		if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(p.snapshotName)); err != nil {
-			return fmt.Errorf("postgres: snapshot: import %s: %w", p.snapshotName, err)
+	snapName := p.snapshotName
+	if snapName != "" {
+		if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(snapName)); err != nil {
+			return fmt.Errorf("postgres: snapshot: import %s: %w", snapName, err)
 		}
 	}
 	lsn := p.snapshotLSN
@@ -45,104 +73,394 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 	if err := tx.QueryRow(ctx, "SELECT txid_current()").Scan(&txID); err != nil {
 		return fmt.Errorf("postgres: snapshot: txid_current: %w", err)
 	}
-	tables, err := listTables(ctx, t.conn, t.cfg)
+	all, err := listTables(ctx, tx.Conn(), t.cfg)
 	if err != nil {
 		return err
 	}
-	ts := t.now().Truncate(time.Microsecond)
-	base := offset{lsn: i64(lsn), txID: i64(txID), tsUsec: i64(ts.UnixMicro()), snapshot: "INITIAL"}
-
-	var held *connect.SourceRecord // the latest record, not yet queued
-	flush := func() error {
-		if held == nil {
-			return nil
+	var tables []*snapshotTable
+	for _, tb := range all {
+		if !t.cfg.snapshotIncluded(tb[0], tb[1]) {
+			continue
 		}
-		r := held
-		held = nil
-		return t.emit(ctx, r, nil)
-	}
-	for ti, tb := range tables {
 		table, err := loadTable(ctx, t.conn, t.types, tb[0], tb[1])
 		if err != nil {
 			return err
 		}
-		sch := newTableSchema(t.cfg.topicPrefix, table, t.types)
-		cols := make([]string, len(table.Columns))
-		for i, c := range table.Columns {
-			cols[i] = pgx.Identifier{c.Name}.Sanitize()
+		st := &snapshotTable{index: len(tables), sch: newTableSchema(t.cfg.topicPrefix, table, t.types)}
+		st.query = t.cfg.selectOverrides[tb[0]+"."+tb[1]]
+		if st.query == "" {
+			cols := make([]string, len(table.Columns))
+			for i, c := range table.Columns {
+				cols[i] = pgx.Identifier{c.Name}.Sanitize()
+			}
+			st.query = "SELECT " + joinComma(cols) + " FROM " + pgx.Identifier{tb[0], tb[1]}.Sanitize()
 		}
-		q := "SELECT " + joinComma(cols) + " FROM " + pgx.Identifier{tb[0], tb[1]}.Sanitize()
-		// Text results (simple protocol) give exactly the text pgoutput sends,
-		// so snapshot and stream share one conversion.
-		rows, err := tx.Query(ctx, q, pgx.QueryExecModeSimpleProtocol)
+		var est float64
+		if err := tx.QueryRow(ctx, `SELECT c.reltuples FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
+			tb[0], tb[1]).Scan(&est); err != nil {
+			return fmt.Errorf("postgres: snapshot: estimate rows of %s: %w", table.ID(), err)
+		}
+		st.counter = &tableCounter{table: table.ID(), estimated: int64(est)}
+		if est < 0 { // never analyzed (PostgreSQL 14+ says -1)
+			st.counter.estimated = -1
+		}
+		tables = append(tables, st)
+	}
+	for name := range t.cfg.selectOverrides {
+		if !hasTable(tables, name) {
+			t.log.Warn("snapshot.select.statement.overrides names a table the snapshot does not read", "table", name)
+		}
+	}
+	t.progress.start(tables)
+	t.log.Info("snapshot starting", "tables", len(tables), "lsn", pglogrepl.LSN(lsn).String(), "threads", min(t.cfg.snapshotMaxThreads, max(len(tables), 1)))
+
+	ts := t.now().Truncate(time.Microsecond)
+	base := offset{lsn: i64(lsn), txID: i64(txID), tsUsec: i64(ts.UnixMicro()), snapshot: "INITIAL"}
+	src := func(st *snapshotTable) sourceInfo {
+		return sourceInfo{server: t.cfg.topicPrefix, db: t.cfg.dbname, schema: st.sch.table.Schema, table: st.sch.table.Name,
+			ts: ts, snapshot: snapTrue, txID: i64(txID), lsn: i64(lsn)}
+	}
+
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	rows := make(chan *connect.SourceRecord, 256) // readers → emitter
+	jobs := make(chan *snapshotTable, len(tables))
+	for _, st := range tables {
+		jobs <- st
+	}
+	close(jobs)
+	threads := min(t.cfg.snapshotMaxThreads, len(tables))
+	var wg sync.WaitGroup
+	var errOnce sync.Once
+	var readErr error
+	fail := func(err error) {
+		errOnce.Do(func() { readErr = err })
+		cancel()
+	}
+	// Reader 0 uses the task's transaction; the others open a connection
+	// each and import the same snapshot.
+	if snapName == "" && threads > 1 {
+		if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&snapName); err != nil {
+			return fmt.Errorf("postgres: snapshot: pg_export_snapshot: %w", err)
+		}
+	}
+	var extra []*pgx.Conn
+	defer func() {
+		for _, c := range extra {
+			c.Close(context.Background())
+		}
+	}()
+	readers := []pgx.Tx{tx}
+	for i := 1; i < threads; i++ {
+		pc, err := t.connConfig()
 		if err != nil {
-			return fmt.Errorf("postgres: snapshot %s: %w", table.ID(), err)
+			return err
 		}
-		n := 0
-		var pending *connect.SourceRecord // this table's previous row
-		mark := func(r *connect.SourceRecord, first, last bool) {
-			m := snapTrue
-			switch {
-			case first && ti == 0:
-				m = snapFirst
-			case last:
-				m = snapLastIn
-			case first:
-				m = snapFirstIn
-			}
-			r.Value.(*connect.Struct).Get("source").(*connect.Struct).Put("snapshot", m)
+		c, err := pgx.ConnectConfig(ctx, pc)
+		if err != nil {
+			return fmt.Errorf("postgres: snapshot: open reader connection %d: %w", i, err)
 		}
-		for rows.Next() {
-			raw := rows.RawValues()
-			cells := make([]cell, len(raw))
-			for i, b := range raw {
-				if b == nil {
-					cells[i].null = true
-				} else {
-					cells[i].text = string(b)
+		extra = append(extra, c)
+		wtx, err := c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+		if err != nil {
+			return fmt.Errorf("postgres: snapshot: begin reader %d: %w", i, err)
+		}
+		if _, err := wtx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(snapName)); err != nil {
+			return fmt.Errorf("postgres: snapshot: reader %d: import %s: %w", i, snapName, err)
+		}
+		readers = append(readers, wtx)
+	}
+	for i, rtx := range readers {
+		wg.Add(1)
+		go func(i int, rtx pgx.Tx) {
+			defer wg.Done()
+			for st := range jobs {
+				if rctx.Err() != nil {
+					return
+				}
+				if err := t.readTable(rctx, rtx, i, st, src(st), base, rows); err != nil {
+					fail(err)
+					return
 				}
 			}
-			vals, err := sch.convert(cells)
-			if err != nil {
-				rows.Close()
-				return err
+		}(i, rtx)
+	}
+	go func() {
+		wg.Wait()
+		close(rows)
+	}()
+
+	// The emitter: holds back the latest record so the final one can carry
+	// the snapshot's completion.
+	var held *connect.SourceRecord
+	tick := time.NewTicker(t.progressLogInterval)
+	defer tick.Stop()
+	var emitErr error
+loop:
+	for {
+		select {
+		case r, ok := <-rows:
+			if !ok {
+				break loop
 			}
-			src := sourceInfo{server: t.cfg.topicPrefix, db: t.cfg.dbname, schema: tb[0], table: tb[1],
-				ts: ts, snapshot: snapTrue, txID: i64(txID), lsn: i64(lsn)}
-			r := t.record(sch, envelope.OpRead, nil, vals, src, base)
-			if pending != nil {
-				mark(pending, n == 1, false)
-				if err := flush(); err != nil {
-					rows.Close()
-					return err
+			if held != nil {
+				if err := t.emit(rctx, held, nil); err != nil {
+					emitErr = err
+					cancel()
+					break loop
 				}
-				held = pending
 			}
-			pending = r
-			n++
+			held = r
+		case <-tick.C:
+			t.progress.log(t.log)
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("postgres: snapshot %s: %w", table.ID(), err)
+	}
+	if emitErr != nil {
+		for range rows { // let the readers see the cancellation and finish
 		}
-		if pending != nil {
-			mark(pending, n == 1, true)
-			if err := flush(); err != nil {
-				return err
-			}
-			held = pending
-		}
+	}
+	// rows is closed: every reader returned, readErr is final. A reader's
+	// error is the cause when both failed (it cancelled the emitter).
+	if readErr != nil {
+		return readErr
+	}
+	if emitErr != nil {
+		return emitErr
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	for _, rtx := range readers[1:] {
+		rtx.Commit(ctx)
 	}
 	if held != nil {
 		held.Value.(*connect.Struct).Get("source").(*connect.Struct).Put("snapshot", snapLast)
 		last := base
 		last.lastSnapshotRecord, last.snapshotCompleted = true, true
 		held.SourceOffset = last.toMap()
-		if err := flush(); err != nil {
+		if err := t.emit(ctx, held, nil); err != nil {
 			return err
 		}
 	}
+	t.progress.finish()
+	t.progress.log(t.log)
+	t.log.Info("snapshot completed", "tables", len(tables), "rows", t.progress.rows())
 	return tx.Commit(ctx)
+}
+
+func hasTable(tables []*snapshotTable, id string) bool {
+	for _, st := range tables {
+		if st.sch.table.Schema+"."+st.sch.table.Name == id {
+			return true
+		}
+	}
+	return false
+}
+
+// readTable reads one table through a cursor (snapshot.fetch.size rows per
+// FETCH) in rtx and sends its records to out, in table order, with the
+// per-table snapshot markers set.
+func (t *Task) readTable(ctx context.Context, rtx pgx.Tx, reader int, st *snapshotTable, src sourceInfo, base offset, out chan<- *connect.SourceRecord) error {
+	id := st.sch.table.ID()
+	cursor := "connectd_snapshot_" + strconv.Itoa(reader)
+	if _, err := rtx.Exec(ctx, "DECLARE "+cursor+" NO SCROLL CURSOR FOR "+st.query); err != nil {
+		return fmt.Errorf("postgres: snapshot %s: %s: %w", id, st.query, err)
+	}
+	fetch := "FETCH FORWARD " + strconv.Itoa(t.cfg.snapshotFetchSize) + " FROM " + cursor
+	cols := st.sch.table.Columns
+	var colIdx []int // result column → table column
+	n := 0
+	var pending *connect.SourceRecord // this table's previous row
+	mark := func(r *connect.SourceRecord, first, last bool) {
+		m := snapTrue
+		switch {
+		case first && st.index == 0:
+			m = snapFirst
+		case last:
+			m = snapLastIn
+		case first:
+			m = snapFirstIn
+		}
+		r.Value.(*connect.Struct).Get("source").(*connect.Struct).Put("snapshot", m)
+	}
+	send := func(r *connect.SourceRecord) error {
+		select {
+		case out <- r:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for {
+		// Text results (simple protocol) give exactly the text pgoutput
+		// sends, so snapshot and stream share one conversion.
+		rows, err := rtx.Query(ctx, fetch, pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			return fmt.Errorf("postgres: snapshot %s: %w", id, err)
+		}
+		if colIdx == nil {
+			colIdx, err = resultColumns(st, rows.FieldDescriptions())
+			if err != nil {
+				rows.Close()
+				return err
+			}
+		}
+		got := 0
+		for rows.Next() {
+			got++
+			cells := make([]cell, len(cols))
+			for i := range cells {
+				cells[i].null = true
+			}
+			for i, b := range rows.RawValues() {
+				if b != nil {
+					cells[colIdx[i]] = cell{text: string(b)}
+				}
+			}
+			vals, err := st.sch.convert(cells)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			r := t.record(st.sch, envelope.OpRead, nil, vals, src, base)
+			st.counter.rows.Add(1)
+			if pending != nil {
+				mark(pending, n == 1, false)
+				if err := send(pending); err != nil {
+					rows.Close()
+					return err
+				}
+			}
+			pending = r
+			n++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("postgres: snapshot %s: %w", id, err)
+		}
+		if got < t.cfg.snapshotFetchSize {
+			break
+		}
+	}
+	if _, err := rtx.Exec(ctx, "CLOSE "+cursor); err != nil {
+		return fmt.Errorf("postgres: snapshot %s: close cursor: %w", id, err)
+	}
+	st.counter.done.Store(true)
+	if pending != nil {
+		mark(pending, n == 1, true)
+		return send(pending)
+	}
+	return nil
+}
+
+// resultColumns maps the columns of a snapshot query's result to the table's
+// columns by name (an override may select them in any order, or a subset).
+func resultColumns(st *snapshotTable, fds []pgconn.FieldDescription) ([]int, error) {
+	idx := make([]int, len(fds))
+	for i, fd := range fds {
+		idx[i] = -1
+		for j, c := range st.sch.table.Columns {
+			if c.Name == fd.Name {
+				idx[i] = j
+				break
+			}
+		}
+		if idx[i] < 0 {
+			return nil, fmt.Errorf("postgres: snapshot %s: the snapshot query returns column %q, which the table does not have (query: %s)",
+				st.sch.table.ID(), fd.Name, st.query)
+		}
+	}
+	return idx, nil
+}
+
+// SnapshotProgress is the state of a task's snapshot at one moment, for
+// monitoring (the data behind Debezium's snapshot metrics: TotalTableCount,
+// RemainingTableCount, RowsScanned, SnapshotRunning, SnapshotCompleted).
+type SnapshotProgress struct {
+	Running   bool
+	Completed bool
+	Tables    []TableSnapshotProgress // in snapshot order
+}
+
+// TableSnapshotProgress is one table of a snapshot: rows read so far and
+// the planner's estimate of the table's rows (pg_class.reltuples, -1 when
+// the table was never analyzed).
+type TableSnapshotProgress struct {
+	Table         string // "schema.table"
+	RowsScanned   int64
+	EstimatedRows int64
+	Done          bool
+}
+
+// SnapshotProgress returns the progress of the task's latest snapshot (zero
+// when none ran). Safe to call from any goroutine.
+func (t *Task) SnapshotProgress() SnapshotProgress { return t.progress.snapshot() }
+
+type tableCounter struct {
+	table     string
+	estimated int64
+	rows      atomic.Int64
+	done      atomic.Bool
+}
+
+// snapshotProgress holds the counters of the running snapshot.
+type snapshotProgress struct {
+	mu        sync.Mutex
+	running   bool
+	completed bool
+	tables    []*tableCounter
+}
+
+func (p *snapshotProgress) start(tables []*snapshotTable) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running, p.completed = true, false
+	p.tables = p.tables[:0]
+	for _, st := range tables {
+		p.tables = append(p.tables, st.counter)
+	}
+}
+
+func (p *snapshotProgress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running, p.completed = false, true
+}
+
+func (p *snapshotProgress) rows() int64 {
+	var n int64
+	for _, tp := range p.snapshot().Tables {
+		n += tp.RowsScanned
+	}
+	return n
+}
+
+func (p *snapshotProgress) snapshot() SnapshotProgress {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := SnapshotProgress{Running: p.running, Completed: p.completed}
+	for _, c := range p.tables {
+		out.Tables = append(out.Tables, TableSnapshotProgress{Table: c.table, RowsScanned: c.rows.Load(), EstimatedRows: c.estimated, Done: c.done.Load()})
+	}
+	return out
+}
+
+// log writes one line per table that is not finished (and, at the end, per
+// table): "rows done / estimated total". The caller bounds the rate.
+func (p *snapshotProgress) log(l loggerLike) {
+	s := p.snapshot()
+	for _, tp := range s.Tables {
+		if tp.Done && s.Running {
+			continue
+		}
+		l.Info("snapshot progress", "table", tp.Table, "rows", tp.RowsScanned, "estimated", tp.EstimatedRows,
+			"progress", fmt.Sprintf("%d / %d", tp.RowsScanned, tp.EstimatedRows))
+	}
+}
+
+// loggerLike is the part of *slog.Logger progress logging uses.
+type loggerLike interface {
+	Info(msg string, args ...any)
 }
 
 func joinComma(s []string) string {

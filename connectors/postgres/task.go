@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,18 +51,28 @@ type Task struct {
 
 	confirmed atomic.Int64                       // LSN the worker made durable (0 = none yet)
 	wake      atomic.Pointer[context.CancelFunc] // interrupts the reader's receive
+
+	log                 *slog.Logger
+	progress            snapshotProgress
+	progressLogInterval time.Duration // between snapshot progress log lines
+	slotBusyWait        time.Duration // how long Start waits for a slot another backend holds
+	started             bool          // Start succeeded (Stop may drop the slot)
+	beforeSnapshot      func()        // tests: runs when the snapshot starts, before any reader transaction
 }
 
 var _ connect.SourceTask = (*Task)(nil)
 
 // NewTask returns an unstarted task.
-func NewTask() *Task { return &Task{now: time.Now} }
+func NewTask() *Task {
+	return &Task{now: time.Now, progressLogInterval: 10 * time.Second, slotBusyWait: 10 * time.Second}
+}
 
 // plan is what the reader goroutine does after Start.
 type plan struct {
 	snapshot     bool   // read the tables first
 	snapshotName string // exported snapshot to read in ("" = a fresh REPEATABLE READ)
 	snapshotLSN  int64  // source.lsn of snapshot records
+	tempSlot     string // temporary slot that exported the snapshot, dropped after it
 	stream       bool
 	startLSN     int64
 	resume       resumeFilter
@@ -96,6 +109,17 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	if t.now == nil {
 		t.now = time.Now
 	}
+	if t.progressLogInterval <= 0 {
+		t.progressLogInterval = 10 * time.Second
+	}
+	t.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	if tl, ok := tc.(connect.TaskLogger); ok && tl.Logger() != nil {
+		t.log = tl.Logger()
+	}
+	if t.cfg.snapshotModeDeprecated != "" {
+		t.log.Warn("snapshot.mode="+t.cfg.snapshotModeDeprecated+" is deprecated (removed in Debezium 3); it is treated as no_data, use snapshot.mode=no_data",
+			"snapshot.mode", t.cfg.snapshotModeDeprecated)
+	}
 	t.partition = map[string]any{"server": t.cfg.topicPrefix}
 	t.records = make(chan *connect.SourceRecord, t.cfg.maxQueueSize)
 	t.done = make(chan struct{})
@@ -113,6 +137,9 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	addr := net.JoinHostPort(t.cfg.host, strconv.Itoa(t.cfg.port))
 	if t.conn, err = pgx.ConnectConfig(ctx, pc); err != nil {
 		return fmt.Errorf("postgres: connect to %s database %q: %w", addr, t.cfg.dbname, err)
+	}
+	if err := t.checkServer(ctx); err != nil {
+		return err
 	}
 	rc := pc.Config.Copy()
 	rc.RuntimeParams["replication"] = "database"
@@ -150,95 +177,202 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	if err != nil {
 		return err
 	}
+	t.log.Info("starting", "snapshot.mode", t.cfg.snapshotMode, "offset", prev != nil, "snapshot", p.snapshot, "stream", p.stream,
+		"start_lsn", pglogrepl.LSN(p.startLSN).String(), "slot", t.cfg.slotName, "temporary_slot", p.tempSlot)
 	rctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
+	t.started = true
 	go t.run(rctx, p)
 	return nil
 }
 
-// plan decides between snapshot and stream and creates the slot if needed.
+// checkServer rejects a server or user that cannot do logical replication,
+// with the fix in the message: wal_level must be logical, and the user
+// needs the REPLICATION attribute (or superuser), as Debezium's
+// PostgresConnector.validate checks.
+func (t *Task) checkServer(ctx context.Context) error {
+	var level string
+	if err := t.conn.QueryRow(ctx, "SHOW wal_level").Scan(&level); err != nil {
+		return fmt.Errorf("postgres: read wal_level: %w", err)
+	}
+	if level != "logical" {
+		return fmt.Errorf("postgres: the server's wal_level is %q, but logical decoding needs wal_level=logical: set wal_level = logical in postgresql.conf (or ALTER SYSTEM SET wal_level = logical) and restart the server", level)
+	}
+	var user string
+	var repl, super bool
+	if err := t.conn.QueryRow(ctx, "SELECT current_user, rolreplication, rolsuper FROM pg_roles WHERE rolname = current_user").Scan(&user, &repl, &super); err != nil {
+		return fmt.Errorf("postgres: read the privileges of the connector's user: %w", err)
+	}
+	if !repl && !super {
+		return fmt.Errorf("postgres: user %q does not have the REPLICATION privilege, which logical replication needs (Debezium: \"Postgres roles LOGIN and REPLICATION are not assigned to user\"): ALTER ROLE %s REPLICATION", user, sqlIdent(user))
+	}
+	return nil
+}
+
+// slotState is a row of pg_replication_slots.
+type slotState struct {
+	exists         bool
+	plugin, db     string
+	activePID      int32
+	confirmedFlush int64
+}
+
+func (t *Task) readSlot(ctx context.Context) (slotState, error) {
+	var s slotState
+	var flush *pglogrepl.LSN
+	err := t.conn.QueryRow(ctx, `SELECT COALESCE(plugin, ''), COALESCE(database, ''), COALESCE(active_pid, 0), confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = $1`,
+		t.cfg.slotName).Scan(&s.plugin, &s.db, &s.activePID, &flush)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("postgres: read pg_replication_slots: %w", err)
+	}
+	s.exists = true
+	if flush != nil {
+		s.confirmedFlush = int64(*flush)
+	}
+	return s, nil
+}
+
+// checkSlot reads the slot and rejects one this task cannot stream from:
+// another plugin, another database, or in use by another backend (waited
+// for up to slotBusyWait, since a task that just stopped takes a moment to
+// release it).
+func (t *Task) checkSlot(ctx context.Context) (slotState, error) {
+	c := t.cfg
+	deadline := time.Now().Add(t.slotBusyWait)
+	for {
+		s, err := t.readSlot(ctx)
+		if err != nil || !s.exists {
+			return s, err
+		}
+		if s.plugin == "" {
+			return s, fmt.Errorf("postgres: replication slot %q is a physical slot; connectd needs a logical pgoutput slot: set another slot.name", c.slotName)
+		}
+		if s.plugin != "pgoutput" {
+			return s, fmt.Errorf("postgres: replication slot %q uses the %s plugin, but connectd decodes only pgoutput (plugin.name=pgoutput): drop the slot or set another slot.name", c.slotName, s.plugin)
+		}
+		if s.db != c.dbname {
+			return s, fmt.Errorf("postgres: replication slot %q belongs to database %q, not %q (database.dbname): set another slot.name", c.slotName, s.db, c.dbname)
+		}
+		if s.activePID == 0 || s.activePID == int32(t.repl.PID()) {
+			return s, nil
+		}
+		if time.Now().After(deadline) {
+			return s, fmt.Errorf("postgres: replication slot %q is active for PID %d: another connector or client is streaming from it; when several connectors capture the same database server, give each its own slot.name", c.slotName, s.activePID)
+		}
+		select {
+		case <-ctx.Done():
+			return s, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// plan decides, per snapshot.mode, whether the tables are snapshotted and
+// whether the slot is streamed, and creates the slot if needed. As
+// Debezium: with a stored offset of a completed snapshot (or of streaming)
+// the task streams from it; an offset of a snapshot that did not complete
+// means the snapshot is redone; when_needed (and configuration_based with
+// snapshot.on.data.error) also snapshots when the slot no longer has the
+// offset's position.
 func (t *Task) plan(ctx context.Context, prev *offset) (plan, error) {
 	c := t.cfg
-	slotExists, err := t.slotExists(ctx)
+	slot, err := t.checkSlot(ctx)
 	if err != nil {
 		return plan{}, err
 	}
-	if prev != nil && !prev.snapshotInProgress() {
+	sn := c.snapshotter
+	offsetExists := prev != nil
+	inProgress := prev != nil && prev.snapshotInProgress()
+	snap := sn.snapshotData(offsetExists, inProgress)
+	stream := sn.streams()
+	if offsetExists && !inProgress && !snap {
 		start, _ := prev.confirmLSN()
-		if !slotExists {
-			// The slot vanished (dropped by hand, failover): recreate it and go
-			// on from its new consistent point. Changes committed between the
-			// stored offset and now are lost — Debezium behaves the same.
-			if _, err := t.createSlot(ctx, false); err != nil {
-				return plan{}, err
+		// The slot has the offset's changes only if it has not confirmed
+		// past them (PostgreSQL silently starts at confirmed_flush_lsn when
+		// asked for an earlier position).
+		available := slot.exists && start >= slot.confirmedFlush
+		if !available && sn.snapshotOnDataError() {
+			t.log.Info("the stored offset's position is no longer available in the replication slot; taking a new snapshot",
+				"slot", c.slotName, "slot_exists", slot.exists, "offset_lsn", pglogrepl.LSN(start).String(), "confirmed_flush_lsn", pglogrepl.LSN(slot.confirmedFlush).String())
+			snap = true
+		} else {
+			if !stream {
+				return plan{}, nil
 			}
+			if !slot.exists {
+				// The slot vanished (dropped by hand, failover): recreate it and go
+				// on from its new consistent point. Changes committed between the
+				// stored offset and now are lost — Debezium behaves the same.
+				t.log.Warn("replication slot missing; recreating it: changes between the stored offset and now are lost", "slot", c.slotName, "offset_lsn", pglogrepl.LSN(start).String())
+				if _, err := t.createSlot(ctx, c.slotName, false, false); err != nil {
+					return plan{}, err
+				}
+			} else if !available {
+				t.log.Warn("the replication slot has confirmed changes past the stored offset; they are not streamed again", "slot", c.slotName,
+					"offset_lsn", pglogrepl.LSN(start).String(), "confirmed_flush_lsn", pglogrepl.LSN(slot.confirmedFlush).String())
+			}
+			return plan{stream: true, startLSN: start, resume: newResumeFilter(prev), lastCommit: prev.lsnCommit}, nil
 		}
-		if c.snapshotMode == SnapshotInitialOnly {
+	}
+	if !snap {
+		if !stream {
 			return plan{}, nil
 		}
-		return plan{stream: true, startLSN: start, resume: newResumeFilter(prev), lastCommit: prev.lsnCommit}, nil
-	}
-	switch c.snapshotMode {
-	case SnapshotInitialOnly:
-		// No slot: nothing will be streamed. Read in a plain REPEATABLE READ
-		// transaction; source.lsn is the current WAL position.
-		return plan{snapshot: true}, nil
-	case SnapshotNoData:
-		if slotExists {
-			var lsn pglogrepl.LSN
-			if err := t.conn.QueryRow(ctx, `SELECT confirmed_flush_lsn FROM pg_replication_slots WHERE slot_name = $1`, c.slotName).Scan(&lsn); err != nil {
-				return plan{}, fmt.Errorf("postgres: read slot %s: %w", c.slotName, err)
-			}
-			return plan{stream: true, startLSN: int64(lsn)}, nil
+		if slot.exists {
+			return plan{stream: true, startLSN: slot.confirmedFlush}, nil
 		}
-		res, err := t.createSlot(ctx, false)
+		res, err := t.createSlot(ctx, c.slotName, false, false)
 		if err != nil {
 			return plan{}, err
 		}
 		lsn, _ := pglogrepl.ParseLSN(res.ConsistentPoint)
 		return plan{stream: true, startLSN: int64(lsn)}, nil
-	default: // initial
-		if slotExists {
-			// No committed offset (or an unfinished snapshot): nothing was
-			// ever confirmed from this slot, so recreate it to get an exported
-			// snapshot and an exact snapshot→stream handoff.
-			if _, err := t.conn.Exec(ctx, `SELECT pg_drop_replication_slot($1)`, c.slotName); err != nil {
-				return plan{}, fmt.Errorf("postgres: drop stale slot %s: %w", c.slotName, err)
-			}
-		}
-		res, err := t.createSlot(ctx, true)
-		if err != nil {
-			return plan{}, err
-		}
-		lsn, err := pglogrepl.ParseLSN(res.ConsistentPoint)
-		if err != nil {
-			return plan{}, fmt.Errorf("postgres: slot consistent point %q: %w", res.ConsistentPoint, err)
-		}
-		return plan{snapshot: true, snapshotName: res.SnapshotName, snapshotLSN: int64(lsn), stream: true, startLSN: int64(lsn)}, nil
 	}
-}
-
-func (t *Task) slotExists(ctx context.Context) (bool, error) {
-	var n int
-	err := t.conn.QueryRow(ctx, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1`, t.cfg.slotName).Scan(&n)
+	if !stream {
+		// Nothing will be streamed: no slot is needed. The snapshot runs in a
+		// plain REPEATABLE READ transaction; source.lsn is the current WAL
+		// position.
+		return plan{snapshot: true}, nil
+	}
+	p := plan{snapshot: true, stream: true}
+	var res pglogrepl.CreateReplicationSlotResult
+	if slot.exists {
+		// Keep the slot (its position may matter to others, and dropping it
+		// is not ours to decide): a temporary slot exports a snapshot at its
+		// consistent point C, and the stream starts the kept slot at C. Both
+		// decide with the same rule which transactions are decoded from C on,
+		// so the snapshot→stream handoff stays exact (invariant 2).
+		p.tempSlot = fmt.Sprintf("connectd_snapshot_%d", t.repl.PID())
+		res, err = t.createSlot(ctx, p.tempSlot, true, true)
+	} else {
+		res, err = t.createSlot(ctx, c.slotName, true, false)
+	}
 	if err != nil {
-		return false, fmt.Errorf("postgres: read pg_replication_slots: %w", err)
+		return plan{}, err
 	}
-	return n > 0, nil
+	lsn, err := pglogrepl.ParseLSN(res.ConsistentPoint)
+	if err != nil {
+		return plan{}, fmt.Errorf("postgres: slot consistent point %q: %w", res.ConsistentPoint, err)
+	}
+	p.snapshotName, p.snapshotLSN, p.startLSN = res.SnapshotName, int64(lsn), int64(lsn)
+	return p, nil
 }
 
 // createSlot creates the logical slot (pgoutput) on the replication
 // connection; with export the snapshot stays usable until the next command
 // on that connection.
-func (t *Task) createSlot(ctx context.Context, export bool) (pglogrepl.CreateReplicationSlotResult, error) {
+func (t *Task) createSlot(ctx context.Context, name string, export, temporary bool) (pglogrepl.CreateReplicationSlotResult, error) {
 	action := "NOEXPORT_SNAPSHOT"
 	if export {
 		action = "EXPORT_SNAPSHOT"
 	}
-	res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, t.cfg.slotName, "pgoutput",
-		pglogrepl.CreateReplicationSlotOptions{SnapshotAction: action, Mode: pglogrepl.LogicalReplication})
+	res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, name, "pgoutput",
+		pglogrepl.CreateReplicationSlotOptions{SnapshotAction: action, Mode: pglogrepl.LogicalReplication, Temporary: temporary})
 	if err != nil {
-		return res, fmt.Errorf("postgres: create replication slot %s: %w", t.cfg.slotName, err)
+		return res, fmt.Errorf("postgres: create replication slot %s: %w", name, err)
 	}
 	return res, nil
 }
@@ -260,13 +394,13 @@ func (t *Task) ensurePublication(ctx context.Context) error {
 	}
 	if len(viaRoot) > 0 {
 		c.viaRoot = viaRoot[0]
-		return nil
+		return t.checkPublicationTables(ctx)
 	}
 	name := pgx.Identifier{c.publicationName}.Sanitize()
 	var stmt string
 	switch c.publicationAutocreate {
 	case "disabled":
-		return fmt.Errorf("postgres: publication %s does not exist and publication.autocreate.mode=disabled", c.publicationName)
+		return fmt.Errorf("postgres: publication %q does not exist and publication.autocreate.mode=disabled: create it (CREATE PUBLICATION %s FOR TABLE …) or set publication.autocreate.mode=all_tables or filtered", c.publicationName, name)
 	case "filtered":
 		tables, err := publicationTables(ctx, t.conn, c)
 		if err != nil {
@@ -301,6 +435,95 @@ func (t *Task) ensurePublication(ctx context.Context) error {
 	return nil
 }
 
+// checkPublicationTables compares an existing publication with the captured
+// tables. A table the publication lacks would silently never be streamed:
+// with publication.autocreate.mode=filtered the table is added (as Debezium
+// alters a filtered publication); otherwise Start fails naming the tables.
+func (t *Task) checkPublicationTables(ctx context.Context) error {
+	c := t.cfg
+	var all bool
+	if err := t.conn.QueryRow(ctx, `SELECT puballtables FROM pg_publication WHERE pubname = $1`, c.publicationName).Scan(&all); err != nil {
+		return fmt.Errorf("postgres: read publication %s: %w", c.publicationName, err)
+	}
+	if all {
+		return nil
+	}
+	tables, err := listTables(ctx, t.conn, c)
+	if err != nil {
+		return err
+	}
+	rows, err := t.conn.Query(ctx, `SELECT schemaname, tablename FROM pg_publication_tables WHERE pubname = $1`, c.publicationName)
+	if err != nil {
+		return fmt.Errorf("postgres: read pg_publication_tables: %w", err)
+	}
+	in := map[[2]string]bool{}
+	for rows.Next() {
+		var sch, tb string
+		if err := rows.Scan(&sch, &tb); err != nil {
+			rows.Close()
+			return err
+		}
+		in[[2]string{sch, tb}] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("postgres: read pg_publication_tables: %w", err)
+	}
+	var missing, idents, shown []string
+	for _, tb := range tables {
+		if !in[tb] {
+			missing = append(missing, tb[0]+"."+tb[1])
+			idents = append(idents, pgx.Identifier{tb[0], tb[1]}.Sanitize())
+			shown = append(shown, sqlIdent(tb[0])+"."+sqlIdent(tb[1]))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	name := pgx.Identifier{c.publicationName}.Sanitize()
+	if c.publicationAutocreate == "filtered" {
+		stmt := "ALTER PUBLICATION " + name + " ADD TABLE " + joinComma(idents)
+		if _, err := t.conn.Exec(ctx, stmt); err != nil {
+			return fmt.Errorf("postgres: %s: %w", stmt, err)
+		}
+		t.log.Info("added captured tables to the publication", "publication", c.publicationName, "tables", missing)
+		return nil
+	}
+	return fmt.Errorf("postgres: publication %q does not include the captured tables %s, whose changes would never be streamed: ALTER PUBLICATION %s ADD TABLE %s (or narrow table.include.list)",
+		c.publicationName, strings.Join(missing, ", "), sqlIdent(c.publicationName), joinComma(shown))
+}
+
+var plainIdent = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+
+// sqlIdent quotes an identifier for SQL shown to users only when it needs
+// quotes.
+func sqlIdent(s string) string {
+	if plainIdent.MatchString(s) {
+		return s
+	}
+	return pgx.Identifier{s}.Sanitize()
+}
+
+// dropSlot drops the replication slot (slot.drop.on.stop) once the
+// replication connection is closed and the server has released it.
+func (t *Task) dropSlot() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		_, err := t.conn.Exec(ctx, `SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = $1`, t.cfg.slotName)
+		if err == nil {
+			t.log.Info("replication slot dropped (slot.drop.on.stop)", "slot", t.cfg.slotName)
+			return nil
+		}
+		var pe *pgconn.PgError
+		// 55006 object_in_use: the walsender has not exited yet.
+		if !errors.As(err, &pe) || pe.Code != "55006" || ctx.Err() != nil {
+			return fmt.Errorf("postgres: drop replication slot %s (slot.drop.on.stop): %w", t.cfg.slotName, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // run is the reader goroutine.
 func (t *Task) run(ctx context.Context, p plan) {
 	defer close(t.done)
@@ -308,6 +531,11 @@ func (t *Task) run(ctx context.Context, p plan) {
 		if p.snapshot {
 			if err := t.snapshot(ctx, p); err != nil {
 				return err
+			}
+		}
+		if p.tempSlot != "" {
+			if err := pglogrepl.DropReplicationSlot(ctx, t.repl, p.tempSlot, pglogrepl.DropReplicationSlotOptions{}); err != nil {
+				return fmt.Errorf("postgres: drop temporary slot %s: %w", p.tempSlot, err)
 			}
 		}
 		if p.stream {
@@ -403,8 +631,20 @@ func (t *Task) Stop() error {
 			return errors.New("postgres: reader did not stop within 30s")
 		}
 	}
+	var err error
+	if t.started && t.cfg.slotDropOnStop && t.conn != nil && t.readerErr() == nil {
+		// As Debezium's slot.drop.on.stop: only on a clean stop (not after the
+		// reader failed), after the replication connection is gone.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if t.repl != nil {
+			t.repl.Close(ctx)
+			t.repl = nil
+		}
+		cancel()
+		err = t.dropSlot()
+	}
 	t.closeConns()
-	return nil
+	return err
 }
 
 func (t *Task) closeConns() {
