@@ -120,6 +120,9 @@ type Herder struct {
 	// exactlyOnce: exactly.once.source.support=enabled (KIP-618): each
 	// source task writes through its own transactional producer.
 	exactlyOnce bool
+	// transformer resolves ${provider:path:key} variables of connector and
+	// task configs when they are used (config_provider.go).
+	transformer *ConfigTransformer
 
 	flushInt, flushTO time.Duration
 
@@ -170,6 +173,11 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 	default:
 		return nil, fmt.Errorf("worker config exactly.once.source.support: %q is not one of disabled, preparing, enabled", eos)
 	}
+	transformer, err := NewConfigTransformer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	h.transformer = transformer
 	fi, err := cfg.Int("offset.flush.interval.ms")
 	if err != nil {
 		return nil, err
@@ -732,6 +740,14 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 		h.log.Error("task failed", "task", id, "err", err)
 		h.putStatus(taskStatusKey(id), StateFailed, err.Error())
 	}
+	// The task and its converters see the resolved config; rt.cfg keeps
+	// the raw one (a restart resolves again, reading current secrets).
+	cfg, connCfg, err := h.resolveTaskConfig(cfg, rc.config)
+	if err != nil {
+		close(rt.done)
+		fail(err)
+		return
+	}
 	keyConv, err := newConverter(h.cfg, cfg, true)
 	if err != nil {
 		close(rt.done)
@@ -744,11 +760,11 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 		fail(err)
 		return
 	}
-	logger := h.connectorLogger(rc.config)
+	logger := h.connectorLogger(connCfg)
 	newWorker := func() (*workerSourceTask, error) {
 		// Transformations come from the connector's config, as in Kafka
 		// Connect; a fresh chain per task instance (SMTs may keep state).
-		chain, err := transforms.NewChain(rc.config)
+		chain, err := transforms.NewChain(connCfg)
 		if err != nil {
 			return nil, err
 		}

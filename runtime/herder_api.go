@@ -101,10 +101,17 @@ func (h *Herder) taskConfigRecords(name string, cfg map[string]string) ([]kafkal
 		}
 		maxTasks = n
 	}
-	taskCfgs, err := factory().TaskConfigs(cfg, maxTasks)
+	// The connector splits the resolved config; the secrets are put back
+	// as variables before the task configs are written (config providers).
+	resolved, err := h.resolveConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
+	taskCfgs, err := factory().TaskConfigs(resolved, maxTasks)
+	if err != nil {
+		return nil, err
+	}
+	taskCfgs = ReverseTransform(cfg, taskCfgs)
 	var recs []kafkalog.Record
 	for i, tc := range taskCfgs {
 		recs = append(recs, kafkalog.Record{Key: []byte(fmt.Sprintf("task-%s-%d", name, i)), Value: mustJSON(map[string]any{"properties": tc})})
@@ -419,7 +426,11 @@ func (h *Herder) modifyOffsets(ctx context.Context, name string, offs []connect.
 	byConnector := false
 	if f, _, ok := h.plugins.Source(cfg["connector.class"]); ok {
 		if alt, ok := f().(connect.OffsetAlterer); ok {
-			done, err := alt.AlterOffsets(cfg, offs)
+			resolved, err := h.resolveConfig(cfg)
+			if err != nil {
+				return "", err
+			}
+			done, err := alt.AlterOffsets(resolved, offs)
 			if err != nil {
 				return "", err
 			}

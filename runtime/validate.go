@@ -56,6 +56,12 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 	if !ok {
 		return ConfigInfos{}, &BadRequestError{Msg: fmt.Sprintf("Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, strings.Join(h.plugins.SourceClasses(), ", "))}
 	}
+	// Validation sees the resolved values, as AbstractHerder's
+	// validateConnectorConfig transforms the config first.
+	cfg, err := h.resolveConfig(cfg)
+	if err != nil {
+		return ConfigInfos{}, err
+	}
 	conn := factory()
 	base := h.enrichedDef(cfg)
 	res := ConfigInfos{Name: class}
