@@ -35,6 +35,9 @@ var workerDefaults = map[string]string{
 	"offset.flush.interval.ms":          "60000",
 	"offset.flush.timeout.ms":           "5000",
 	"exactly.once.source.support":       "disabled",
+	// KIP-458 with KIP-722's default; KIP-158.
+	"connector.client.config.override.policy": "All",
+	"topic.creation.enable":                   "true",
 	// Group membership, as Kafka Connect's distributed worker.
 	"session.timeout.ms":    "10000",
 	"heartbeat.interval.ms": "3000",

@@ -250,8 +250,10 @@ func (h *Herder) producerOpts() []kgo.Opt {
 
 // newTransactionalProducer returns task id's producer under exactly-once
 // source support (source_task_eos.go).
-func (h *Herder) newTransactionalProducer(id TaskID) (*kgo.Client, error) {
-	return kgo.NewClient(append(h.producerOpts(),
+// overrides are the connector's producer.override.* options
+// (client_overrides.go).
+func (h *Herder) newTransactionalProducer(id TaskID, overrides ...kgo.Opt) (*kgo.Client, error) {
+	return kgo.NewClient(append(append(h.producerOpts(), overrides...),
 		kgo.TransactionalID(transactionalID(h.cfg.Get("group.id"), id)),
 		kgo.TransactionTimeout(txnTimeout),
 	)...)
@@ -776,8 +778,11 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 			onTopic:  func(topic string) { h.recordActiveTopic(id, topic) },
 			logger:   logger,
 		}
+		if err := h.applyProducerOverrides(w, connCfg); err != nil {
+			return nil, err
+		}
 		if h.exactlyOnce {
-			txn, err := h.newTransactionalProducer(id)
+			txn, err := h.newTransactionalProducer(id, w.producerOverrides...)
 			if err != nil {
 				return nil, err
 			}

@@ -64,6 +64,13 @@ type workerSourceTask struct {
 	txn          *kgo.Client
 	offsetsTopic string
 
+	// ownsProducer: producer is this task's own (producer.override.*,
+	// client_overrides.go), closed when run returns.
+	ownsProducer bool
+	// producerOverrides are the producer.override.* options for the
+	// transactional producer under exactly-once source.
+	producerOverrides []kgo.Opt
+
 	// progressed is set once a record of this run was acknowledged by
 	// Kafka: a retry streak ends there (retry.go).
 	progressed atomic.Bool
@@ -105,6 +112,10 @@ func (t taskContext) Logger() *slog.Logger { return t.logger }
 func (w *workerSourceTask) run(ctx context.Context) (err error) {
 	w.submitted = newSubmittedRecords()
 	w.produceErr = make(chan error, 1)
+	if w.ownsProducer {
+		// Runs after the final flush below (deferred later, run earlier).
+		defer w.producer.Close()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			// A panic in one task fails that task only (invariant 6).

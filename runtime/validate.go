@@ -138,6 +138,26 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 			}
 		}
 	}
+	// Client overrides, as far as the worker's policy allows them
+	// (AbstractHerder.validateClientOverrides for a source connector:
+	// producer.override.* and admin.override.*).
+	policy, err := OverridePolicy(h.cfg)
+	if err != nil {
+		return ConfigInfos{}, err
+	}
+	for _, cv := range clientOverrideValues(policy, cfg) {
+		if len(cv.Errors) == 0 {
+			if _, ok := index[cv.Name]; !ok {
+				cv := cv
+				index[cv.Name] = len(res.Configs)
+				res.Configs = append(res.Configs, ConfigInfo{Value: &cv})
+			}
+			continue
+		}
+		for _, m := range cv.Errors {
+			addErr(cv.Name, m)
+		}
+	}
 	for _, c := range res.Configs {
 		res.ErrorCount += len(c.Value.Errors)
 	}

@@ -24,6 +24,9 @@ type Worker struct {
 // StartWorker starts the embedded broker if needed, then the herder.
 func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, log *slog.Logger) (*Worker, error) {
 	w := &Worker{Config: cfg}
+	if _, err := OverridePolicy(cfg); err != nil {
+		return nil, err
+	}
 	if bs := strings.TrimSpace(cfg.Get("bootstrap.servers")); bs != "" {
 		for _, b := range strings.Split(bs, ",") {
 			if b = strings.TrimSpace(b); b != "" {
