@@ -237,6 +237,18 @@ func producerOverrides(cfg map[string]string) (opts []kgo.Opt, ignored []string,
 	return opts, ignored, nil
 }
 
+// configureTaskClients sets up what task w needs from its connector's
+// config (connCfg, resolved) to reach Kafka: its producer
+// (producer.override.*) and its topic creation rules (topic.creation.*).
+func (h *Herder) configureTaskClients(w *workerSourceTask, connCfg map[string]string) error {
+	rules, err := topicCreationOf(h.cfg, connCfg)
+	if err != nil {
+		return err
+	}
+	w.topicCreation = rules
+	return h.applyProducerOverrides(w, connCfg)
+}
+
 // applyProducerOverrides gives task w the producer its connector's
 // producer.override.* keys ask for (connCfg resolved): its own client
 // built from the worker's producer options plus the overrides, closed when

@@ -778,7 +778,7 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 			onTopic:  func(topic string) { h.recordActiveTopic(id, topic) },
 			logger:   logger,
 		}
-		if err := h.applyProducerOverrides(w, connCfg); err != nil {
+		if err := h.configureTaskClients(w, connCfg); err != nil {
 			return nil, err
 		}
 		if h.exactlyOnce {

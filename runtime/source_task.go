@@ -64,6 +64,9 @@ type workerSourceTask struct {
 	txn          *kgo.Client
 	offsetsTopic string
 
+	// topicCreation is the connector's topic creation rules (KIP-158,
+	// topic_creation.go); nil = broker defaults.
+	topicCreation *topicCreation
 	// ownsProducer: producer is this task's own (producer.override.*,
 	// client_overrides.go), closed when run returns.
 	ownsProducer bool
@@ -273,7 +276,7 @@ func (w *workerSourceTask) toKafka(ctx context.Context, rec *connect.SourceRecor
 	if err != nil {
 		return nil, &TaskError{Task: w.id, Stage: StageValueConverter, Err: fmt.Errorf("converting value of a record for %s: %w", rec.Topic, err)}
 	}
-	if err := w.topics.ensure(ctx, rec.Topic); err != nil {
+	if err := w.topics.ensure(ctx, rec.Topic, w.topicCreation); err != nil {
 		return nil, &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: err}
 	}
 	kr := &kgo.Record{Topic: rec.Topic, Key: key, Value: val, Timestamp: rec.Timestamp}

@@ -173,6 +173,9 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 // the plugin's own keys, "negate" and "predicate" (transforms.ConfigDef).
 func (h *Herder) enrichedDef(cfg map[string]string) *connect.ConfigDef {
 	d := sourceConnectorConfigDef()
+	for _, k := range topicCreationKeys(h.cfg, cfg) {
+		d.Define(k)
+	}
 	for _, k := range transforms.ConfigDef(cfg).Keys() {
 		d.Define(*k)
 	}
