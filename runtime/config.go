@@ -71,6 +71,16 @@ func (c WorkerConfig) RESTAddr() (string, error) {
 	return u.Host, nil
 }
 
+// RESTScheme returns the scheme of the first listener: "https" for
+// https://host:port, else "http".
+func (c WorkerConfig) RESTScheme() string {
+	l := strings.TrimSpace(strings.Split(c.Get("listeners"), ",")[0])
+	if u, err := url.Parse(l); err == nil && strings.EqualFold(u.Scheme, "https") {
+		return "https"
+	}
+	return "http"
+}
+
 // Prefixed returns the keys starting with prefix, with the prefix removed.
 func (c WorkerConfig) Prefixed(prefix string) map[string]string {
 	out := map[string]string{}

@@ -106,7 +106,7 @@ type Herder struct {
 	cfg      WorkerConfig
 	plugins  *connect.Plugins
 	workerID string
-	restURL  string // http://<workerID>, as members know each other
+	restURL  string // http(s)://<workerID>, as members know each other
 	log      *slog.Logger
 	taskLog  *slog.Logger
 	loggers  *Loggers
@@ -163,7 +163,7 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		reconcileCh: make(chan string, 1024),
 		stopCh:      make(chan struct{}),
 		joined:      make(chan struct{}),
-		restURL:     "http://" + workerID,
+		restURL:     cfg.RESTScheme() + "://" + workerID,
 	}
 	h.brokers = brokers
 	switch eos := strings.ToLower(strings.TrimSpace(cfg.Get("exactly.once.source.support"))); eos {

@@ -61,7 +61,7 @@ func TestTopicCreationGroups(t *testing.T) {
 	}
 	pre.Close()
 	rules := map[string]string{
-		"topic.creation.groups":                    "compacted,never",
+		"topic.creation.groups":                     "compacted,never",
 		"topic.creation.default.replication.factor": "1",
 		"topic.creation.default.partitions":         "3",
 		"topic.creation.default.retention.ms":       "3600000",
