@@ -144,6 +144,14 @@ type Herder struct {
 	joined      chan struct{}
 	joinedOnce  sync.Once
 
+	// configStarted is set once the config topic was read at start: only
+	// restart requests read after that are acted on (restart.go), as
+	// KafkaConfigBackingStore ignores those of its initial read.
+	// selfRestarts counts this worker's own restart requests not yet read
+	// back (it already acted on its share).
+	configStarted bool
+	selfRestarts  map[string]int
+
 	reconcileCh chan string
 	stopCh      chan struct{}
 	wg          sync.WaitGroup
@@ -211,6 +219,9 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		h.Close()
 		return nil, err
 	}
+	h.mu.Lock()
+	h.configStarted = true
+	h.mu.Unlock()
 	h.producer, err = kgo.NewClient(h.producerOpts()...)
 	if err != nil {
 		h.Close()
@@ -351,6 +362,8 @@ func (h *Herder) applyConfig(r kafkalog.Record) {
 			return
 		}
 		h.state(rest[:i]).pending[n] = v.Properties
+	case strings.HasPrefix(key, restartRecordPrefix):
+		h.applyRestartRecord(strings.TrimPrefix(key, restartRecordPrefix), r.Value)
 	case strings.HasPrefix(key, "commit-"):
 		name := strings.TrimPrefix(key, "commit-")
 		var v struct {
