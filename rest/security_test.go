@@ -155,6 +155,11 @@ func TestRESTOverTLS(t *testing.T) {
 			"listeners.https.ssl.keystore.password": "changeit",
 			// Ignored: the prefixed settings win all or nothing.
 			"ssl.keystore.type": "PEM", "ssl.keystore.location": "/nonexistent"},
+		// The password from a config provider (KIP-421: worker properties
+		// resolve variables too).
+		"PKCS12 password from a FileConfigProvider": {"ssl.keystore.type": "PKCS12", "ssl.keystore.location": pki.pkcs12Keystore(t, t.TempDir(), "from-file"),
+			"ssl.keystore.password": "${file:" + writeFile(t, dir, "worker-secrets.properties", "keystore.password=from-file\n") + ":keystore.password}",
+			"config.providers": "file", "config.providers.file.class": runtime.FileConfigProviderClass},
 	} {
 		url := startServing(t, "https", cfg)
 		if !strings.HasPrefix(url, "https://127.0.0.1:") {
