@@ -91,6 +91,12 @@ func (p *testPKI) pkcs12Keystore(t *testing.T, dir, password string) string {
 // its REST server on a free port; it returns the server's base URL.
 func startServing(t *testing.T, scheme string, extra runtime.WorkerConfig) string {
 	t.Helper()
+	url, _ := startWorkerServing(t, scheme, extra)
+	return url
+}
+
+func startWorkerServing(t *testing.T, scheme string, extra runtime.WorkerConfig) (string, *runtime.Worker) {
+	t.Helper()
 	free := func() string {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -123,7 +129,7 @@ func startServing(t *testing.T, scheme string, extra runtime.WorkerConfig) strin
 	}
 	go srv.Serve()
 	t.Cleanup(func() { srv.Shutdown(context.Background()); w.Close() })
-	return srv.URL()
+	return srv.URL(), w
 }
 
 func get(t *testing.T, cl *http.Client, url, user, password string) (int, string, error) {
@@ -315,5 +321,70 @@ func TestBasicAuthControlFlags(t *testing.T) {
 		if got := (&basicAuthenticator{modules: tc.mods}).authenticate(tc.user, tc.pw); got != tc.want {
 			t.Errorf("%+v %s: %v, want %v", tc.mods, tc.user, got, tc.want)
 		}
+	}
+}
+
+// A write sent to a follower is forwarded to the leader over https (the
+// truststore's CA verifies it) with the user's Authorization header, as
+// Kafka Connect's RestClient forwards it: two workers in one group on the
+// embedded broker, both with TLS and basic authentication.
+func TestForwardedRequestKeepsCredentialsOverTLS(t *testing.T) {
+	dir := t.TempDir()
+	pki := newTestPKI(t)
+	creds := writeFile(t, dir, "credentials.properties", "admin=adm1n\n")
+	jaas := writeFile(t, dir, "jaas.conf", `KafkaConnect { org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule required file="`+creds+`"; };`)
+	ca := writeFile(t, dir, "ca.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: pki.caCert.Raw})))
+	cfg := runtime.WorkerConfig{
+		"rest.extension.classes": BasicAuthExtensionClass, "java.security.auth.login.config": jaas,
+		"ssl.keystore.type": "PEM", "ssl.keystore.location": pki.pemKeystore(t, dir),
+		"ssl.truststore.type": "PEM", "ssl.truststore.location": ca,
+		"group.id": "tls-group", "heartbeat.interval.ms": "300", "session.timeout.ms": "6000",
+	}
+	url1, w1 := startWorkerServing(t, "https", cfg)
+	cfg2 := runtime.WorkerConfig{"bootstrap.servers": w1.Brokers[0]}
+	for k, v := range cfg {
+		cfg2[k] = v
+	}
+	url2, w2 := startWorkerServing(t, "https", cfg2)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	followerURL := ""
+	for followerURL == "" {
+		for _, c := range []struct {
+			url string
+			w   *runtime.Worker
+		}{{url1, w1}, {url2, w2}} {
+			if err := c.w.Herder.AwaitStable(ctx, 10*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			if leader, leaderURL, err := c.w.Herder.Leader(); err == nil && !leader && strings.HasPrefix(leaderURL, "https://") {
+				followerURL = c.url
+			}
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no follower with an https leader URL")
+		}
+	}
+	cl := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pki.pool}}}
+	post := func(user, pw string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, followerURL+"/connectors",
+			strings.NewReader(`{"name":"fwd","config":{"connector.class":"test.CounterSourceConnector","topic":"fwd","count":"1"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		if user != "" {
+			req.SetBasicAuth(user, pw)
+		}
+		resp, err := cl.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post("", ""); code != 401 {
+		t.Fatalf("without credentials: %d %s", code, body)
+	}
+	if code, body := post("admin", "adm1n"); code != 201 || !strings.Contains(body, `"name":"fwd"`) {
+		t.Fatalf("forwarded create: %d %s", code, body)
 	}
 }
