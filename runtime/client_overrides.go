@@ -256,6 +256,20 @@ func (h *Herder) configureTaskClients(w *workerSourceTask, connCfg map[string]st
 // transactional producer instead. Without overrides w keeps the worker's
 // shared producer.
 func (h *Herder) applyProducerOverrides(w *workerSourceTask, connCfg map[string]string) error {
+	if h.exactlyOnce {
+		// Exactly-once source needs the idempotent producer: Kafka
+		// Connect's Worker.exactlyOnceSourceTaskProducerConfigs overrides
+		// enable.idempotence=false with a warning.
+		if v, ok := connCfg[ProducerOverridePrefix+"enable.idempotence"]; ok && !strings.EqualFold(strings.TrimSpace(v), "true") {
+			h.log.Warn("producer.override.enable.idempotence ignored: exactly-once source support needs the idempotent producer", "task", w.id)
+			c := make(map[string]string, len(connCfg))
+			for k, v := range connCfg {
+				c[k] = v
+			}
+			delete(c, ProducerOverridePrefix+"enable.idempotence")
+			connCfg = c
+		}
+	}
 	opts, ignored, err := producerOverrides(connCfg)
 	if err != nil {
 		return err

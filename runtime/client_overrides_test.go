@@ -89,6 +89,7 @@ type recordBatch struct {
 	size       int   // bytes, header included
 	codec      int16 // attributes & 7: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd
 	numRecords int32
+	control    bool // attributes bit 5: a transaction marker
 }
 
 // fetchBatches returns the record batches of every partition of topic as
@@ -126,7 +127,8 @@ func fetchBatches(t *testing.T, broker, topic string) []recordBatch {
 			b := rp.RecordBatches
 			for len(b) >= 61 {
 				n := 12 + int(binary.BigEndian.Uint32(b[8:12]))
-				out = append(out, recordBatch{size: n, codec: int16(binary.BigEndian.Uint16(b[21:23])) & 7, numRecords: int32(binary.BigEndian.Uint32(b[57:61]))})
+				attrs := int16(binary.BigEndian.Uint16(b[21:23]))
+				out = append(out, recordBatch{size: n, codec: attrs & 7, control: attrs&0x20 != 0, numRecords: int32(binary.BigEndian.Uint32(b[57:61]))})
 				b = b[n:]
 			}
 		}
@@ -189,5 +191,33 @@ func TestProducerOverridesReachTheTaskProducer(t *testing.T) {
 	var ci *ConfigInvalidError
 	if !errors.As(err, &ci) || !strings.Contains(ci.Error(), "The 'None' policy does not allow 'acks' to be overridden in the connector configuration.") {
 		t.Fatalf("policy None: %v", err)
+	}
+}
+
+// Under exactly-once source support the overrides reach the task's
+// transactional producer (gzip batches), and enable.idempotence=false is
+// dropped, as Kafka Connect's exactlyOnceSourceTaskProducerConfigs
+// overrides it (kgo would refuse a transactional producer without it).
+func TestProducerOverridesUnderExactlyOnce(t *testing.T) {
+	kafka := freeAddr(t)
+	w := startTestWorker(t, t.TempDir(), kafka, &counterShared{}, "exactly.once.source.support", "enabled", "group.id", "eos-ov")
+	defer w.Close()
+	if _, err := w.Herder.CreateConnector(context.Background(), "eos", map[string]string{"connector.class": "test.CounterSource", "topic": "eos-gz", "count": "100",
+		"producer.override.compression.type": "gzip", "producer.override.enable.idempotence": "false", "producer.override.linger.ms": "20"}); err != nil {
+		t.Fatal(err)
+	}
+	consumeCommitted(t, kafka, "eos-gz", 100)
+	var data int32
+	for _, b := range fetchBatches(t, kafka, "eos-gz") {
+		if b.control {
+			continue // a transaction marker
+		}
+		data += b.numRecords
+		if b.codec != 1 {
+			t.Errorf("batch %+v is not gzip", b)
+		}
+	}
+	if data != 100 {
+		t.Errorf("%d records in data batches", data)
 	}
 }
