@@ -188,8 +188,9 @@ func topicCreationGroupOf(cfg map[string]string, name string, def *topicCreation
 
 // topicCreationKeys are the keys SourceConnectorConfig.enrich adds for
 // validation when the worker enables topic creation and cfg uses it: the
-// default group's (replication factor and partitions required), then each
-// alias's, in the group "Topic Creation: <alias>".
+// default group's (replication factor and partitions required; group
+// "default: default"), then each alias's (group "Topic Creation: <alias>:
+// Topic Creation: <alias>", as ConfigDef.embed names them).
 func topicCreationKeys(worker WorkerConfig, cfg map[string]string) []connect.ConfigKey {
 	if !topicCreationEnabled(worker) || !usesTopicCreation(cfg) {
 		return nil
@@ -222,9 +223,11 @@ func topicCreationKeys(worker WorkerConfig, cfg map[string]string) []connect.Con
 			"exclusion list. $alias applies to any group defined in topic.creation.groups but not the default. Note that exclusion rules " +
 			"have precedent and override any inclusion rules for topics. "
 	)
+	// ConfigDef.embed(prefix, groupPrefix, 0, child): the embedded keys'
+	// group is "<groupPrefix>: <child group>", their order from 0.
 	group := func(name, cgroup string, rfDefault, partDefault, inclDefault *string) []connect.ConfigKey {
 		p := topicCreationPrefix + name + "."
-		return []connect.ConfigKey{
+		keys := []connect.ConfigKey{
 			{Name: p + "include", Type: connect.TypeList, Default: inclDefault, Importance: connect.Low, Doc: inclDoc, Group: cgroup, OrderInGroup: 1,
 				Width: "LONG", DisplayName: "Inclusion Topic Pattern for " + cgroup, Validator: regexList},
 			{Name: p + "exclude", Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Low, Doc: exclDoc, Group: cgroup, OrderInGroup: 2,
@@ -234,6 +237,10 @@ func topicCreationKeys(worker WorkerConfig, cfg map[string]string) []connect.Con
 			{Name: p + "partitions", Type: connect.TypeInt, Default: partDefault, Importance: connect.Low, Doc: partDoc, Group: cgroup, OrderInGroup: 4,
 				Width: "LONG", DisplayName: "Partition Count for Topics in " + cgroup, Validator: minusOneOrPositive},
 		}
+		for i := range keys {
+			keys[i].Group, keys[i].OrderInGroup = cgroup+": "+cgroup, i
+		}
+		return keys
 	}
 	keys := group(defaultTopicCreationGroup, defaultTopicCreationGroup, nil, nil, connect.Str(".*"))
 	rf, part := cfg[topicCreationPrefix+"default.replication.factor"], cfg[topicCreationPrefix+"default.partitions"]

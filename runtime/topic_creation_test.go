@@ -2,9 +2,11 @@ package runtime
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/connectd/connectd/connect"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -137,4 +139,31 @@ func TestTopicCreationValidation(t *testing.T) {
 	if err != nil || rules == nil || !rules.disabled {
 		t.Errorf("disabled: %+v %v", rules, err)
 	}
+}
+
+// The validate response lists the topic creation keys under the groups
+// ConfigDef.embed gives them in Kafka Connect (SourceConnectorConfig
+// .embedDefaultGroup and .enrich).
+func TestTopicCreationValidateGroups(t *testing.T) {
+	plugins := connect.NewPlugins()
+	plugins.RegisterSource("test.CounterSource", func() connect.SourceConnector { return counterSource{&counterShared{}} })
+	h := &Herder{cfg: WorkerConfig{}, plugins: plugins}
+	infos, err := h.ValidateConnectorConfig(map[string]string{"connector.class": "test.CounterSource", "topic": "t", "name": "c",
+		"topic.creation.default.partitions": "1", "topic.creation.default.replication.factor": "1", "topic.creation.groups": "g"})
+	if err != nil || infos.ErrorCount != 0 {
+		t.Fatalf("%+v %v", infos.Messages(), err)
+	}
+	groups := strings.Join(infos.Groups, "|")
+	if !strings.Contains(groups, "|default: default|Topic Creation: g: Topic Creation: g") {
+		t.Errorf("groups %s", groups)
+	}
+	for _, c := range infos.Configs {
+		if c.Definition != nil && c.Definition.Name == "topic.creation.g.partitions" {
+			if c.Value.Value == nil || *c.Value.Value != "1" || c.Definition.OrderInGroup != 3 {
+				t.Errorf("topic.creation.g.partitions: value %v order %d (the default group's value, order 3)", c.Value.Value, c.Definition.OrderInGroup)
+			}
+			return
+		}
+	}
+	t.Error("no topic.creation.g.partitions in the response")
 }
