@@ -165,7 +165,7 @@ func TestRESTOverTLS(t *testing.T) {
 		// resolve variables too).
 		"PKCS12 password from a FileConfigProvider": {"ssl.keystore.type": "PKCS12", "ssl.keystore.location": pki.pkcs12Keystore(t, t.TempDir(), "from-file"),
 			"ssl.keystore.password": "${file:" + writeFile(t, dir, "worker-secrets.properties", "keystore.password=from-file\n") + ":keystore.password}",
-			"config.providers": "file", "config.providers.file.class": runtime.FileConfigProviderClass},
+			"config.providers":      "file", "config.providers.file.class": runtime.FileConfigProviderClass},
 	} {
 		url := startServing(t, "https", cfg)
 		if !strings.HasPrefix(url, "https://127.0.0.1:") {
