@@ -39,6 +39,12 @@ func TestRestartReachesTheOwningWorker(t *testing.T) {
 	if owner == other.Herder.WorkerID() || (owner != wa.Herder.WorkerID() && owner != wb.Herder.WorkerID()) {
 		t.Fatalf("task owner %q", owner)
 	}
+	// The other worker has read the FAILED status too (its status topic
+	// reader may lag): it decides what onlyFailed restarts.
+	waitFor(t, func() bool {
+		st, _ := other.Herder.ConnectorStatus("rs")
+		return len(st.Tasks) == 1 && st.Tasks[0].State == StateFailed
+	})
 	shared.mu.Lock()
 	shared.startErr = nil
 	shared.mu.Unlock()
