@@ -18,8 +18,6 @@ const (
 	msgConflictingRequest = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
 )
 
-var forwardClient = &http.Client{Timeout: requestTimeout}
-
 // toLeader serves a config write on the group's leader, as Kafka Connect
 // does: a worker that is not the leader forwards the request to the
 // leader's REST URL with ?forward=true (the leader may forward once more,
@@ -100,10 +98,14 @@ func (s *Server) forwardTo(c echo.Context, base string) error {
 	if err != nil {
 		return err
 	}
-	if ct := c.Request().Header.Get(echo.HeaderContentType); ct != "" {
-		req.Header.Set(echo.HeaderContentType, ct)
+	// The user's credentials go along, as RestClient.addHeadersToRequest
+	// forwards the Authorization header.
+	for _, k := range []string{echo.HeaderContentType, echo.HeaderAuthorization} {
+		if v := c.Request().Header.Get(k); v != "" {
+			req.Header.Set(k, v)
+		}
 	}
-	resp, err := forwardClient.Do(req)
+	resp, err := s.forward.Do(req)
 	if err != nil {
 		// RestClient's message for a failed forward.
 		return fmt.Errorf("IO Error trying to forward REST request: %w", err)

@@ -114,7 +114,11 @@ func startEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(w, plugins).Handler())
+	rs, err := New(w, plugins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rs.Handler())
 	t.Cleanup(func() { srv.Close(); w.Close() })
 	return &env{t: t, url: srv.URL, w: w}
 }

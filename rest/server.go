@@ -6,11 +6,13 @@ package rest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -31,6 +33,10 @@ type Server struct {
 	worker  *runtime.Worker
 	plugins *connect.Plugins
 	ln      net.Listener
+	// tls is the https listener's configuration (tls.go); nil for http.
+	tls *tls.Config
+	// forward sends requests to other workers (forward.go).
+	forward *http.Client
 }
 
 // ErrorBody is Kafka Connect's error response.
@@ -39,12 +45,31 @@ type ErrorBody struct {
 	Message   string `json:"message"`
 }
 
-// New builds the server; call Serve to listen.
-func New(w *runtime.Worker, plugins *connect.Plugins) *Server {
+// New builds the server from the worker's config: TLS for an https
+// listener (tls.go) and basic authentication when rest.extension.classes
+// names BasicAuthSecurityRestExtension (basic_auth.go). Call Listen, then
+// Serve. Errors: the TLS or authentication settings', naming the key.
+func New(w *runtime.Worker, plugins *connect.Plugins) (*Server, error) {
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
 	s := &Server{e: e, worker: w, plugins: plugins}
+	var err error
+	if s.tls, err = serverTLSConfig(w.Config); err != nil {
+		return nil, err
+	}
+	clientTLS, err := clientTLSConfig(w.Config)
+	if err != nil {
+		return nil, err
+	}
+	s.forward = &http.Client{Timeout: requestTimeout, Transport: &http.Transport{TLSClientConfig: clientTLS}}
+	auth, err := basicAuthFromConfig(w.Config, os.Environ())
+	if err != nil {
+		return nil, err
+	}
+	if auth != nil {
+		e.Use(auth.middleware)
+	}
 	e.HTTPErrorHandler = s.errorHandler
 	e.GET("/", s.root)
 	e.GET("/connectors", s.listConnectors)
@@ -73,7 +98,7 @@ func New(w *runtime.Worker, plugins *connect.Plugins) *Server {
 	e.GET("/admin/loggers", s.listLoggers)
 	e.GET("/admin/loggers/:logger", s.getLogger)
 	e.PUT("/admin/loggers/:logger", s.setLogger)
-	return s
+	return s, nil
 }
 
 // Handler returns the HTTP handler (for tests).
@@ -85,12 +110,18 @@ func (s *Server) Listen(addr string) error {
 	if err != nil {
 		return fmt.Errorf("REST listener %s: %w", addr, err)
 	}
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
+	}
 	s.ln = ln
 	return nil
 }
 
 // Addr returns the bound address.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// URL returns the listener's base URL (http://host:port or https://…).
+func (s *Server) URL() string { return listenerScheme(s.worker.Config) + "://" + s.Addr() }
 
 // Serve serves until Shutdown.
 func (s *Server) Serve() error {

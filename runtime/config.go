@@ -35,6 +35,9 @@ var workerDefaults = map[string]string{
 	"offset.flush.interval.ms":          "60000",
 	"offset.flush.timeout.ms":           "5000",
 	"exactly.once.source.support":       "disabled",
+	// KIP-458 with KIP-722's default; KIP-158.
+	"connector.client.config.override.policy": "All",
+	"topic.creation.enable":                   "true",
 	// Group membership, as Kafka Connect's distributed worker.
 	"session.timeout.ms":    "10000",
 	"heartbeat.interval.ms": "3000",
@@ -66,6 +69,16 @@ func (c WorkerConfig) RESTAddr() (string, error) {
 		return "", fmt.Errorf("worker config listeners: %q is not a URL like http://host:port", l)
 	}
 	return u.Host, nil
+}
+
+// RESTScheme returns the scheme of the first listener: "https" for
+// https://host:port, else "http".
+func (c WorkerConfig) RESTScheme() string {
+	l := strings.TrimSpace(strings.Split(c.Get("listeners"), ",")[0])
+	if u, err := url.Parse(l); err == nil && strings.EqualFold(u.Scheme, "https") {
+		return "https"
+	}
+	return "http"
 }
 
 // Prefixed returns the keys starting with prefix, with the prefix removed.

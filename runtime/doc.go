@@ -63,5 +63,17 @@
 // properties and defaults. On the embedded broker the group has this one
 // member and the same path runs. The REST layer forwards config writes to
 // the leader (rest/forward.go); a worker that has no current assignment
-// answers 409.
+// answers 409. Restart requests travel as restart-connector-<c> records in
+// the config topic (restart.go, KIP-745): each worker restarts the parts it
+// runs.
+//
+// Connector configs as the worker uses them: config provider variables
+// (${file:…}, ${dir:…}, ${env:…}; config_provider.go) are resolved when a
+// config is validated or given to a connector or task, never written
+// resolved (task configs are reverse-transformed before they are stored);
+// producer.override.* / admin.override.* are checked against
+// connector.client.config.override.policy and give a task its own producer
+// (client_overrides.go); topic.creation.* groups decide the partitions,
+// replication factor and configs of the topics a task creates
+// (topic_creation.go, KIP-158).
 package runtime

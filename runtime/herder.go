@@ -106,7 +106,7 @@ type Herder struct {
 	cfg      WorkerConfig
 	plugins  *connect.Plugins
 	workerID string
-	restURL  string // http://<workerID>, as members know each other
+	restURL  string // http(s)://<workerID>, as members know each other
 	log      *slog.Logger
 	taskLog  *slog.Logger
 	loggers  *Loggers
@@ -120,6 +120,9 @@ type Herder struct {
 	// exactlyOnce: exactly.once.source.support=enabled (KIP-618): each
 	// source task writes through its own transactional producer.
 	exactlyOnce bool
+	// transformer resolves ${provider:path:key} variables of connector and
+	// task configs when they are used (config_provider.go).
+	transformer *ConfigTransformer
 
 	flushInt, flushTO time.Duration
 
@@ -141,6 +144,14 @@ type Herder struct {
 	joined      chan struct{}
 	joinedOnce  sync.Once
 
+	// configStarted is set once the config topic was read at start: only
+	// restart requests read after that are acted on (restart.go), as
+	// KafkaConfigBackingStore ignores those of its initial read.
+	// selfRestarts counts this worker's own restart requests not yet read
+	// back (it already acted on its share).
+	configStarted bool
+	selfRestarts  map[string]int
+
 	reconcileCh chan string
 	stopCh      chan struct{}
 	wg          sync.WaitGroup
@@ -160,7 +171,7 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		reconcileCh: make(chan string, 1024),
 		stopCh:      make(chan struct{}),
 		joined:      make(chan struct{}),
-		restURL:     "http://" + workerID,
+		restURL:     cfg.RESTScheme() + "://" + workerID,
 	}
 	h.brokers = brokers
 	switch eos := strings.ToLower(strings.TrimSpace(cfg.Get("exactly.once.source.support"))); eos {
@@ -170,6 +181,11 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 	default:
 		return nil, fmt.Errorf("worker config exactly.once.source.support: %q is not one of disabled, preparing, enabled", eos)
 	}
+	transformer, err := NewConfigTransformer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	h.transformer = transformer
 	fi, err := cfg.Int("offset.flush.interval.ms")
 	if err != nil {
 		return nil, err
@@ -203,6 +219,9 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		h.Close()
 		return nil, err
 	}
+	h.mu.Lock()
+	h.configStarted = true
+	h.mu.Unlock()
 	h.producer, err = kgo.NewClient(h.producerOpts()...)
 	if err != nil {
 		h.Close()
@@ -242,8 +261,10 @@ func (h *Herder) producerOpts() []kgo.Opt {
 
 // newTransactionalProducer returns task id's producer under exactly-once
 // source support (source_task_eos.go).
-func (h *Herder) newTransactionalProducer(id TaskID) (*kgo.Client, error) {
-	return kgo.NewClient(append(h.producerOpts(),
+// overrides are the connector's producer.override.* options
+// (client_overrides.go).
+func (h *Herder) newTransactionalProducer(id TaskID, overrides ...kgo.Opt) (*kgo.Client, error) {
+	return kgo.NewClient(append(append(h.producerOpts(), overrides...),
 		kgo.TransactionalID(transactionalID(h.cfg.Get("group.id"), id)),
 		kgo.TransactionTimeout(txnTimeout),
 	)...)
@@ -341,6 +362,8 @@ func (h *Herder) applyConfig(r kafkalog.Record) {
 			return
 		}
 		h.state(rest[:i]).pending[n] = v.Properties
+	case strings.HasPrefix(key, restartRecordPrefix):
+		h.applyRestartRecord(strings.TrimPrefix(key, restartRecordPrefix), r.Value)
 	case strings.HasPrefix(key, "commit-"):
 		name := strings.TrimPrefix(key, "commit-")
 		var v struct {
@@ -732,6 +755,14 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 		h.log.Error("task failed", "task", id, "err", err)
 		h.putStatus(taskStatusKey(id), StateFailed, err.Error())
 	}
+	// The task and its converters see the resolved config; rt.cfg keeps
+	// the raw one (a restart resolves again, reading current secrets).
+	cfg, connCfg, err := h.resolveTaskConfig(cfg, rc.config)
+	if err != nil {
+		close(rt.done)
+		fail(err)
+		return
+	}
 	keyConv, err := newConverter(h.cfg, cfg, true)
 	if err != nil {
 		close(rt.done)
@@ -744,11 +775,11 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 		fail(err)
 		return
 	}
-	logger := h.connectorLogger(rc.config)
+	logger := h.connectorLogger(connCfg)
 	newWorker := func() (*workerSourceTask, error) {
 		// Transformations come from the connector's config, as in Kafka
 		// Connect; a fresh chain per task instance (SMTs may keep state).
-		chain, err := transforms.NewChain(rc.config)
+		chain, err := transforms.NewChain(connCfg)
 		if err != nil {
 			return nil, err
 		}
@@ -760,8 +791,11 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 			onTopic:  func(topic string) { h.recordActiveTopic(id, topic) },
 			logger:   logger,
 		}
+		if err := h.configureTaskClients(w, connCfg); err != nil {
+			return nil, err
+		}
 		if h.exactlyOnce {
-			txn, err := h.newTransactionalProducer(id)
+			txn, err := h.newTransactionalProducer(id, w.producerOverrides...)
 			if err != nil {
 				return nil, err
 			}

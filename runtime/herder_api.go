@@ -101,10 +101,17 @@ func (h *Herder) taskConfigRecords(name string, cfg map[string]string) ([]kafkal
 		}
 		maxTasks = n
 	}
-	taskCfgs, err := factory().TaskConfigs(cfg, maxTasks)
+	// The connector splits the resolved config; the secrets are put back
+	// as variables before the task configs are written (config providers).
+	resolved, err := h.resolveConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
+	taskCfgs, err := factory().TaskConfigs(resolved, maxTasks)
+	if err != nil {
+		return nil, err
+	}
+	taskCfgs = ReverseTransform(cfg, taskCfgs)
 	var recs []kafkalog.Record
 	for i, tc := range taskCfgs {
 		recs = append(recs, kafkalog.Record{Key: []byte(fmt.Sprintf("task-%s-%d", name, i)), Value: mustJSON(map[string]any{"properties": tc})})
@@ -209,10 +216,11 @@ func (h *Herder) TargetState(name string) (string, error) {
 // RestartConnectorAndTasks restarts name as Kafka Connect's
 // restartConnectorAndTasks with a RestartRequest(onlyFailed, includeTasks):
 // the connector when !onlyFailed or it FAILED, and with includeTasks the
-// tasks that (with onlyFailed) FAILED. It writes RESTARTING for each of
-// them and returns the status with those states (the 202 body); the
-// restart itself runs in the background. Errors: *NotFoundError
-// "Unknown connector: <c>".
+// tasks that (with onlyFailed) FAILED, wherever they run. It writes a
+// restart-connector-<name> record to the config topic (restart.go) so
+// that every worker restarts its share, restarts this worker's share at
+// once, and returns the status with RESTARTING for each restarted part
+// (the 202 body). Errors: *NotFoundError "Unknown connector: <c>".
 func (h *Herder) RestartConnectorAndTasks(ctx context.Context, name string, includeTasks, onlyFailed bool) (ConnectorStatus, error) {
 	if _, _, _, ok := h.snapshot(name); !ok {
 		return ConnectorStatus{}, &NotFoundError{Connector: name, Msg: "Unknown connector: " + name}
@@ -221,37 +229,34 @@ func (h *Herder) RestartConnectorAndTasks(ctx context.Context, name string, incl
 	if err != nil {
 		return ConnectorStatus{}, err
 	}
-	restartConn := !onlyFailed || st.Connector.State == StateFailed
-	var tasks []int
-	if includeTasks {
-		for i, t := range st.Tasks {
-			if !onlyFailed || t.State == StateFailed {
-				tasks = append(tasks, t.ID)
-				st.Tasks[i].State, st.Tasks[i].Trace, st.Tasks[i].WorkerID = StateRestarting, "", h.workerID
-			}
+	before := st
+	before.Tasks = append([]TaskStatus(nil), st.Tasks...)
+	restartConn, tasks := restartPlan(st, includeTasks, onlyFailed)
+	planned := map[int]bool{}
+	for _, t := range tasks {
+		planned[t] = true
+	}
+	for i, t := range st.Tasks {
+		if planned[t.ID] {
+			st.Tasks[i].State, st.Tasks[i].Trace = StateRestarting, ""
 		}
 	}
 	if restartConn {
-		st.Connector.State, st.Connector.Trace, st.Connector.WorkerID = StateRestarting, "", h.workerID
-		h.putStatus(connectorStatusKey(name), StateRestarting, "")
+		st.Connector.State, st.Connector.Trace = StateRestarting, ""
 	}
-	for _, t := range tasks {
-		h.putStatus(taskStatusKey(TaskID{name, t}), StateRestarting, "")
+	if err := h.writeRestartRequest(ctx, name, includeTasks, onlyFailed); err != nil {
+		return ConnectorStatus{}, err
 	}
-	if restartConn || len(tasks) > 0 {
-		go h.doRestart(name, restartConn, tasks)
-	}
+	h.restartOwned(name, before, includeTasks, onlyFailed)
 	return st, nil
 }
 
 // RestartConnectorOnly restarts the connector instance alone (POST
-// /connectors/{c}/restart without parameters). Errors: *NotFoundError.
+// /connectors/{c}/restart without parameters), on the worker that runs
+// it. Errors: *NotFoundError.
 func (h *Herder) RestartConnectorOnly(ctx context.Context, name string) error {
-	if _, _, _, ok := h.snapshot(name); !ok {
-		return &NotFoundError{Connector: name, Msg: "Unknown connector: " + name}
-	}
-	h.doRestart(name, true, nil)
-	return nil
+	_, err := h.RestartConnectorAndTasks(ctx, name, false, false)
+	return err
 }
 
 func (h *Herder) doRestart(name string, connector bool, tasks []int) {
@@ -419,7 +424,11 @@ func (h *Herder) modifyOffsets(ctx context.Context, name string, offs []connect.
 	byConnector := false
 	if f, _, ok := h.plugins.Source(cfg["connector.class"]); ok {
 		if alt, ok := f().(connect.OffsetAlterer); ok {
-			done, err := alt.AlterOffsets(cfg, offs)
+			resolved, err := h.resolveConfig(cfg)
+			if err != nil {
+				return "", err
+			}
+			done, err := alt.AlterOffsets(resolved, offs)
 			if err != nil {
 				return "", err
 			}

@@ -27,6 +27,8 @@ type counterShared struct {
 	// pollErr, when set, is returned once by a Poll after the first batch.
 	pollErr error
 	starts  int
+	// lastCfg is the config the last task Start received.
+	lastCfg map[string]string
 }
 
 func (c counterSource) Version() string { return "test" }
@@ -54,6 +56,7 @@ func (t *counterTask) Start(ctx context.Context, tc connect.SourceTaskContext, c
 	t.shared.mu.Lock()
 	err := t.shared.startErr
 	t.shared.starts++
+	t.shared.lastCfg = cfg
 	t.shared.mu.Unlock()
 	if err != nil {
 		return err

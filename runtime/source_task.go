@@ -64,6 +64,16 @@ type workerSourceTask struct {
 	txn          *kgo.Client
 	offsetsTopic string
 
+	// topicCreation is the connector's topic creation rules (KIP-158,
+	// topic_creation.go); nil = broker defaults.
+	topicCreation *topicCreation
+	// ownsProducer: producer is this task's own (producer.override.*,
+	// client_overrides.go), closed when run returns.
+	ownsProducer bool
+	// producerOverrides are the producer.override.* options for the
+	// transactional producer under exactly-once source.
+	producerOverrides []kgo.Opt
+
 	// progressed is set once a record of this run was acknowledged by
 	// Kafka: a retry streak ends there (retry.go).
 	progressed atomic.Bool
@@ -105,6 +115,10 @@ func (t taskContext) Logger() *slog.Logger { return t.logger }
 func (w *workerSourceTask) run(ctx context.Context) (err error) {
 	w.submitted = newSubmittedRecords()
 	w.produceErr = make(chan error, 1)
+	if w.ownsProducer {
+		// Runs after the final flush below (deferred later, run earlier).
+		defer w.producer.Close()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			// A panic in one task fails that task only (invariant 6).
@@ -262,7 +276,7 @@ func (w *workerSourceTask) toKafka(ctx context.Context, rec *connect.SourceRecor
 	if err != nil {
 		return nil, &TaskError{Task: w.id, Stage: StageValueConverter, Err: fmt.Errorf("converting value of a record for %s: %w", rec.Topic, err)}
 	}
-	if err := w.topics.ensure(ctx, rec.Topic); err != nil {
+	if err := w.topics.ensure(ctx, rec.Topic, w.topicCreation); err != nil {
 		return nil, &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: err}
 	}
 	kr := &kgo.Record{Topic: rec.Topic, Key: key, Value: val, Timestamp: rec.Timestamp}

@@ -56,6 +56,12 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 	if !ok {
 		return ConfigInfos{}, &BadRequestError{Msg: fmt.Sprintf("Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, strings.Join(h.plugins.SourceClasses(), ", "))}
 	}
+	// Validation sees the resolved values, as AbstractHerder's
+	// validateConnectorConfig transforms the config first.
+	cfg, err := h.resolveConfig(cfg)
+	if err != nil {
+		return ConfigInfos{}, err
+	}
 	conn := factory()
 	base := h.enrichedDef(cfg)
 	res := ConfigInfos{Name: class}
@@ -132,6 +138,26 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 			}
 		}
 	}
+	// Client overrides, as far as the worker's policy allows them
+	// (AbstractHerder.validateClientOverrides for a source connector:
+	// producer.override.* and admin.override.*).
+	policy, err := OverridePolicy(h.cfg)
+	if err != nil {
+		return ConfigInfos{}, err
+	}
+	for _, cv := range clientOverrideValues(policy, cfg) {
+		if len(cv.Errors) == 0 {
+			if _, ok := index[cv.Name]; !ok {
+				cv := cv
+				index[cv.Name] = len(res.Configs)
+				res.Configs = append(res.Configs, ConfigInfo{Value: &cv})
+			}
+			continue
+		}
+		for _, m := range cv.Errors {
+			addErr(cv.Name, m)
+		}
+	}
 	for _, c := range res.Configs {
 		res.ErrorCount += len(c.Value.Errors)
 	}
@@ -147,6 +173,9 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 // the plugin's own keys, "negate" and "predicate" (transforms.ConfigDef).
 func (h *Herder) enrichedDef(cfg map[string]string) *connect.ConfigDef {
 	d := sourceConnectorConfigDef()
+	for _, k := range topicCreationKeys(h.cfg, cfg) {
+		d.Define(k)
+	}
 	for _, k := range transforms.ConfigDef(cfg).Keys() {
 		d.Define(*k)
 	}

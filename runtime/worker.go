@@ -23,7 +23,19 @@ type Worker struct {
 
 // StartWorker starts the embedded broker if needed, then the herder.
 func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, log *slog.Logger) (*Worker, error) {
+	// Worker properties may hold config provider variables too (KIP-421),
+	// e.g. ssl.keystore.password=${file:/etc/connectd/secrets.properties:ks}.
+	tr, err := NewConfigTransformer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg, err = tr.Transform(cfg); err != nil {
+		return nil, fmt.Errorf("worker config: %w", err)
+	}
 	w := &Worker{Config: cfg}
+	if _, err := OverridePolicy(cfg); err != nil {
+		return nil, err
+	}
 	if bs := strings.TrimSpace(cfg.Get("bootstrap.servers")); bs != "" {
 		for _, b := range strings.Split(bs, ",") {
 			if b = strings.TrimSpace(b); b != "" {

@@ -96,12 +96,16 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := rest.New(w, plugins())
+	srv, err := rest.New(w, plugins())
+	if err != nil {
+		w.Close()
+		return err
+	}
 	if err := srv.Listen(restAddr); err != nil {
 		w.Close()
 		return err
 	}
-	log.Info("REST API listening", "url", "http://"+srv.Addr())
+	log.Info("REST API listening", "url", srv.URL())
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve() }()
 	var regSrv *registry.Server
