@@ -60,6 +60,13 @@ func StartEmbeddedBroker(listener, dataDir string, syncWrites bool) (*EmbeddedBr
 	if err != nil {
 		return nil, fmt.Errorf("embedded broker: %w", err)
 	}
+	if !clean {
+		// A crash during the recovery below, after the restart's Close
+		// saved snapshots of the stale view, must not leave them trusted.
+		if err := dropPartitionSnapshots(dir); err != nil {
+			return nil, fmt.Errorf("embedded broker: %w", err)
+		}
+	}
 	opts := []kfake.Opt{
 		kfake.NumBrokers(1),
 		kfake.Ports(port),

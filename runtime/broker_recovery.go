@@ -314,7 +314,11 @@ func syncDir(dir string) error {
 // under dir (<data.dir>/kafka) so that the next start replays every
 // partition's log (kfake persist.go loadPartition: a snapshot that matches
 // the segments is trusted, with its aborted ranges and last stable
-// offset, instead of replaying the segments).
+// offset, instead of replaying the segments). It is called only after an
+// unclean shutdown, when kfake replays the partitions written since its
+// last clean shutdown anyway; the cost is that the other partitions are
+// replayed too and lose a log start offset set by DeleteRecords, which only
+// the snapshot holds (connectd does not delete records).
 func dropPartitionSnapshots(dir string) error {
 	return filepath.WalkDir(filepath.Join(dir, "partitions"), func(p string, d os.DirEntry, err error) error {
 		if errors.Is(err, os.ErrNotExist) {
