@@ -12,6 +12,7 @@ import (
 	"github.com/connectd/connectd/internal/kafkalog"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kversion"
 )
 
 // A SIGKILL kills the embedded broker together with the worker, so a
@@ -258,5 +259,53 @@ func TestEmbeddedBrokerCompletesTransactionInterruptedByCrash(t *testing.T) {
 			}
 		}
 		b2.Close()
+	}
+}
+
+// A producer from before KIP-890 (EndTxn below v5; Kafka 3.x clients) keeps
+// its epoch across transactions, so a COMMIT marker of its epoch in
+// another partition may end an older transaction: the open one is
+// aborted, as kfake's own replay does.
+func TestEmbeddedBrokerAbortsOpenTransactionOfProducerReusingEpochs(t *testing.T) {
+	ctx := context.Background()
+	dir, addr := t.TempDir(), freeAddr(t)
+	b, err := StartEmbeddedBroker(addr, dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	createTopic(t, addr, "x")
+	createTopic(t, addr, "y")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID("tx"), kgo.MaxVersions(kversion.V3_9_0()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		topic  string
+		commit bool
+	}{{"x", true}, {"x", true}, {"y", false}} {
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: r.topic, Value: []byte(r.topic)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if r.commit {
+			if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	dir2 := crashCopy(t, dir)
+	b.Close()
+	b2, err := StartEmbeddedBroker(addr, dir2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	if len(b2.recovered) != 1 || b2.recovered[0].topic != "y" || b2.recovered[0].commit || !b2.recovered[0].epochReused {
+		t.Fatalf("ended at start %+v, want y aborted (epoch reused)", b2.recovered)
+	}
+	if got := readCommitted(t, addr, "y", 0); len(got) != 0 {
+		t.Fatalf("y read_committed: %q, want nothing", got)
 	}
 }

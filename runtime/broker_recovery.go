@@ -84,9 +84,13 @@ type openTxn struct {
 	first     int64 // offset of its first batch
 	// commit: a COMMIT marker of (producer, epoch) is in another partition.
 	commit bool
-	// epochReused: the partition has a control record of (producer,
-	// epoch) before first, so epochs are not per transaction (a client
-	// before KIP-890) and a COMMIT elsewhere proves nothing.
+	// epochReused: the producer's epochs are not per transaction (a
+	// client before KIP-890: the partition has a control record of
+	// (producer, epoch) before first, or some partition has two), so a
+	// COMMIT elsewhere proves nothing and the transaction is aborted, as
+	// kfake's replay would. A pre-KIP-890 producer with a single control
+	// record in the whole log cannot be told apart; connectd's producers
+	// (kgo) use transaction version 2.
 	epochReused bool
 }
 
@@ -169,6 +173,10 @@ func recoverTransactionsOpenAtCrash(ctx context.Context, addr string) ([]openTxn
 	open := map[tp]map[int64]openTxn{}
 	lastMarker := map[tp]map[int64]int16{} // epoch of a producer's last control record
 	committed := map[producerEpoch]bool{}
+	// Producers with two control records of one epoch in one partition:
+	// their epochs are not per transaction (clients before KIP-890, whose
+	// EndTxn below v5 does not bump the epoch).
+	reusesEpochs := map[int64]bool{}
 	for len(remaining) > 0 {
 		fetches := consumer.PollFetches(ctx)
 		if err := ctx.Err(); err != nil {
@@ -192,6 +200,9 @@ func recoverTransactionsOpenAtCrash(ctx context.Context, addr string) ([]openTxn
 				}
 				if r.Attrs.IsControl() {
 					delete(open[key], r.ProducerID) // COMMIT or ABORT: the transaction ended
+					if e, ok := lastMarker[key][r.ProducerID]; ok && e == r.ProducerEpoch {
+						reusesEpochs[r.ProducerID] = true
+					}
 					lastMarker[key][r.ProducerID] = r.ProducerEpoch
 					// A control record's key is version (int16), type
 					// (int16): 0 ABORT, 1 COMMIT.
@@ -218,6 +229,7 @@ func recoverTransactionsOpenAtCrash(ctx context.Context, addr string) ([]openTxn
 	for _, txns := range open {
 		for _, t := range txns {
 			if !live[t.producer] {
+				t.epochReused = t.epochReused || reusesEpochs[t.producer]
 				t.commit = committed[producerEpoch{t.producer, t.epoch}] && !t.epochReused
 				found = append(found, t)
 			}
