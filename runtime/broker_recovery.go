@@ -54,7 +54,8 @@ import (
 // aborted). With transaction version 2 (KIP-890, used by kgo and kfake)
 // every transaction of a producer has its own epoch, and its markers carry
 // it, so a COMMIT marker of (producer id, epoch) in any partition tells
-// that the broker had decided to commit that transaction.
+// that the broker had decided to commit that transaction
+// (TestEmbeddedBrokerCompletesTransactionInterruptedByCrash).
 //
 // recoverTransactionsOpenAtCrash does the coordinator's part right after
 // the broker restarted from an unclean shutdown, before any client of the
@@ -71,7 +72,9 @@ import (
 // means the broker died (SIGKILL, power loss) and transactions may be open.
 const cleanShutdownFile = "kafka.clean-shutdown"
 
-// recoveryTimeout bounds the scan of the log after a crash.
+// recoveryTimeout bounds the scan of the log after a crash. The scan reads
+// every partition once, read_uncommitted (time linear in the log size),
+// and happens only at a start after an unclean shutdown.
 const recoveryTimeout = 5 * time.Minute
 
 // openTxn is a transaction found in one partition without its control
