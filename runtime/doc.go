@@ -11,6 +11,13 @@
 // confirms a position upstream only after Kafka acknowledged every record
 // up to it and the offset is durable (DESIGN.md section 3, invariant 1).
 //
+// Embedded broker crash recovery (broker_recovery.go): a SIGKILL kills the
+// broker with the worker; at the next start, before the herder reads any
+// topic, the broker ends every transaction the crash left open with the
+// control record Kafka's transaction coordinator would write (COMMIT when
+// its commit had begun in another partition, ABORT otherwise) and replays
+// its log, so exactly-once source support holds across SIGKILLs.
+//
 // Target states (config topic target-state-<c>, Kafka Connect's format):
 // STARTED runs the tasks; PAUSED keeps them started but parks their poll
 // loops (pause.go), so they resume where they were; STOPPED (KIP-875) is

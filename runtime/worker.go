@@ -50,7 +50,9 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 		w.Broker = b
 		w.Brokers = []string{b.Addr()}
 		w.ClusterID = b.ClusterID()
-		log.Info("embedded Kafka broker started", "listener", b.Addr(), "data.dir", cfg.Get("data.dir"))
+		committed, aborted := b.RecoveredTransactions()
+		log.Info("embedded Kafka broker started", "listener", b.Addr(), "data.dir", cfg.Get("data.dir"),
+			"crash.transactions.committed", committed, "crash.transactions.aborted", aborted)
 	}
 	restAddr, err := cfg.RESTAddr()
 	if err != nil {
