@@ -56,6 +56,9 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 	if p.lastCommit != nil {
 		s.position.lsnProc = i64(p.startLSN)
 	}
+	if err := t.sig.streamStarted(ctx, s); err != nil {
+		return err
+	}
 	beat := time.Duration(c.heartbeatIntervalMs) * time.Millisecond
 	s.nextBeat = time.Now().Add(beat)
 	interval := time.Duration(c.statusUpdateIntervalMs) * time.Millisecond
@@ -63,6 +66,9 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 	for {
 		if ctx.Err() != nil {
 			return nil
+		}
+		if err := t.sig.pollKafka(ctx); err != nil {
+			return err
 		}
 		if time.Now().After(next) || t.confirmed.Load() != s.sentFlush {
 			if err := s.sendStatus(ctx, false); err != nil {
@@ -210,6 +216,9 @@ func (s *streamer) change(ctx context.Context, it walItem) error {
 	if s.skipTx || s.resume.skipChange(it.xid, it.lsn) {
 		return nil
 	}
+	if err := t.sig.onSignalRow(ctx, it); err != nil {
+		return err
+	}
 	sch, err := s.schemaOf(ctx, it.rel)
 	if sch == nil || err != nil {
 		return err
@@ -309,6 +318,7 @@ func (s *streamer) emit(ctx context.Context, rec *connect.SourceRecord, table *r
 	if t.cfg.skipped.skip(op) {
 		return nil
 	}
+	t.sig.dedup(table.Schema+"."+table.Name, rec)
 	if s.tx != nil {
 		val.Values[envelopeTransactionField] = s.tx.Event(table.Schema+"."+table.Name, s.tx.ID+":"+strconv.FormatInt(lsn, 10))
 		s.tx.PutOffset(rec.SourceOffset)

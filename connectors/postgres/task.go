@@ -43,6 +43,8 @@ type Task struct {
 	err     error
 	cancel  context.CancelFunc
 
+	sig *signaller // signal channels and incremental snapshot (signals.go); reader goroutine
+
 	confirmed atomic.Int64                       // LSN the worker made durable (0 = none yet)
 	wake      atomic.Pointer[context.CancelFunc] // interrupts the reader's receive
 }
@@ -138,6 +140,9 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	}
 	t.types = &typeMapper{h: t.cfg.handling, reg: &typeRegistry{}, rules: t.cfg.rules}
 	if err := t.types.reg.load(ctx, t.conn); err != nil {
+		return err
+	}
+	if err := t.initSignals(ctx, tc); err != nil {
 		return err
 	}
 	if err := t.ensurePublication(ctx); err != nil {
@@ -308,6 +313,9 @@ func (t *Task) run(ctx context.Context, p plan) {
 // keepalive, when set, is called periodically while blocked so the server
 // does not time the replication connection out.
 func (t *Task) emit(ctx context.Context, r *connect.SourceRecord, keepalive func() error) error {
+	if err := t.sig.storeOffset(r.SourceOffset); err != nil {
+		return err
+	}
 	select {
 	case t.records <- r:
 		return nil
@@ -390,6 +398,7 @@ func (t *Task) Stop() error {
 }
 
 func (t *Task) closeConns() {
+	t.sig.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if t.conn != nil {
