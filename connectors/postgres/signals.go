@@ -61,6 +61,20 @@ func parseSignalConfig(p connect.Parsed, topicPrefix string) signalConfig {
 	return sc
 }
 
+// withSignalTable adds the signal table to a filtered publication's tables:
+// its rows (signals, watermarks) must reach the stream.
+func withSignalTable(tables [][2]string, sc signalConfig) [][2]string {
+	if sc.table[1] == "" {
+		return tables
+	}
+	for _, tb := range tables {
+		if tb == sc.table {
+			return tables
+		}
+	}
+	return append(tables, sc.table)
+}
+
 // signaller is a task's signal channels and incremental snapshot. Reader
 // goroutine only, except kafkaCh (written by the kafka channel goroutine).
 type signaller struct {
@@ -135,12 +149,22 @@ func (g *signaller) close() {
 	g.kafka = nil
 }
 
-// storeOffset adds the incremental snapshot state to a record's offset.
-func (g *signaller) storeOffset(off map[string]any) error {
-	if g == nil || off == nil {
+// storeOffset gives a record the offset with the incremental snapshot state
+// while a snapshot runs. The map is copied: records may share one (a delete
+// and its tombstone), and a queued record belongs to the poller.
+func (g *signaller) storeOffset(r *connect.SourceRecord) error {
+	if g == nil || r.SourceOffset == nil || !g.snap.Running() {
 		return nil
 	}
-	return g.snap.Store(off)
+	m := make(map[string]any, len(r.SourceOffset)+4)
+	for k, v := range r.SourceOffset {
+		m[k] = v
+	}
+	if err := g.snap.Store(m); err != nil {
+		return err
+	}
+	r.SourceOffset = m
+	return nil
 }
 
 // streamStarted resumes an incremental snapshot restored from the offset.

@@ -146,6 +146,7 @@ func TestIncrementalSnapshotWithConcurrentWriter(t *testing.T) {
 	var stop atomic.Bool
 	var writes atomic.Int64
 	var wg sync.WaitGroup
+	defer func() { stop.Store(true); wg.Wait() }() // also when the test fails early
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -258,10 +259,12 @@ func TestIncrementalSnapshotWithConcurrentWriter(t *testing.T) {
 
 // TestIncrementalSnapshotOffsetsAndConditions: additional-conditions limits
 // the rows read; offsets carry Debezium's incremental_snapshot_* keys while
-// the snapshot runs and none after it.
+// the snapshot runs and none after it. With publication.autocreate.mode=
+// filtered the signal table is added to the publication.
 func TestIncrementalSnapshotOffsetsAndConditions(t *testing.T) {
 	const db = "incsnap_cond"
 	pg, cfg := signalDB(t, db, 1000, 30)
+	cfg["publication.autocreate.mode"] = "filtered"
 	task := startTask(t, cfg, &memOffsets{})
 	sendSignal(t, pg, db, "s1", "execute-snapshot",
 		`{"data-collections": ["public\\.t"], "additional-conditions": [{"data-collection": "public.t", "filter": "id % 10 = 0"}]}`)
@@ -516,4 +519,46 @@ func TestSignalConfigValidation(t *testing.T) {
 	}
 	b, _ := json.Marshal(keys)
 	t.Logf("%s", b)
+}
+
+// TestIncrementalSnapshotSurrogateKeyInsertDelete: surrogate-key chunks by
+// another column (text, stored in the offset as a java.lang.String), and
+// incremental.snapshot.watermarking.strategy=insert_delete closes each
+// window by deleting its open row, so the signal table keeps only the
+// signals sent.
+func TestIncrementalSnapshotSurrogateKeyInsertDelete(t *testing.T) {
+	const db = "incsnap_surrogate"
+	pg, cfg := signalDB(t, db, 500, 40)
+	cfg["incremental.snapshot.watermarking.strategy"] = "insert_delete"
+	task := startTask(t, cfg, &memOffsets{})
+	sendSignal(t, pg, db, "s1", "execute-snapshot", `{"data-collections": ["public.t"], "surrogate-key": "note"}`)
+	recs := collect(t, task, 20*time.Second, func(rs []*connect.SourceRecord) bool { return countOp(rs, "r") >= 500 })
+	recs = append(recs, pollUntilQuiet(t, task, time.Second)...)
+	if n := countOp(recs, "r"); n != 500 {
+		t.Fatalf("%d snapshot records, want 500", n)
+	}
+	prev := ""
+	for _, r := range recs {
+		note := r.Value.(*connect.Struct).Get("after").(*connect.Struct).Get("note").(string)
+		if note <= prev {
+			t.Fatalf("rows not in surrogate key order: %q after %q", note, prev)
+		}
+		prev = note
+	}
+	k, err := incsnap.DecodeKey(recs[0].SourceOffset[incsnap.OffPrimaryKey].(string))
+	if err != nil || len(k) != 1 || k[0] != "row 1" {
+		t.Fatalf("incremental_snapshot_primary_key = %v (%v), want [row 1]", k, err)
+	}
+	c, err := pg.Connect(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	var left int
+	if err := c.QueryRow(context.Background(), `SELECT count(*) FROM debezium_signal`).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 1 {
+		t.Fatalf("%d rows left in the signal table, want 1 (only the execute-snapshot signal)", left)
+	}
 }

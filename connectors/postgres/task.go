@@ -269,6 +269,7 @@ func (t *Task) ensurePublication(ctx context.Context) error {
 		if len(tables) == 0 {
 			return fmt.Errorf("postgres: publication.autocreate.mode=filtered but table.include.list matches no table")
 		}
+		tables = withSignalTable(tables, c.signals)
 		stmt = "CREATE PUBLICATION " + name + " FOR TABLE "
 		for i, tb := range tables {
 			if i > 0 {
@@ -313,7 +314,7 @@ func (t *Task) run(ctx context.Context, p plan) {
 // keepalive, when set, is called periodically while blocked so the server
 // does not time the replication connection out.
 func (t *Task) emit(ctx context.Context, r *connect.SourceRecord, keepalive func() error) error {
-	if err := t.sig.storeOffset(r.SourceOffset); err != nil {
+	if err := t.sig.storeOffset(r); err != nil {
 		return err
 	}
 	select {
