@@ -250,7 +250,12 @@ func (g *signaller) process(ctx context.Context, sg signal.Signal) error {
 		for _, tb := range tables {
 			id := tb[0] + "." + tb[1]
 			if ex.Matches(id) && !g.isSignalTable(tb[0], tb[1]) {
-				colls = append(colls, incsnap.Collection{ID: id, AdditionalCondition: ex.FilterFor(id), SurrogateKey: ex.SurrogateKey})
+				// Debezium stores (and applies) the filter in parentheses.
+				cond := ex.FilterFor(id)
+				if cond != "" {
+					cond = "(" + cond + ")"
+				}
+				colls = append(colls, incsnap.Collection{ID: id, AdditionalCondition: cond, SurrogateKey: ex.SurrogateKey})
 			}
 		}
 		if len(colls) == 0 {
@@ -260,7 +265,7 @@ func (g *signaller) process(ctx context.Context, sg signal.Signal) error {
 		if ex.Type == signal.SnapshotBlocking {
 			return g.blockingSnapshot(ctx, colls)
 		}
-		return g.snap.Add(ctx, colls)
+		return g.snap.Add(ctx, sg.ID, colls)
 	case signal.TypeStopSnapshot:
 		st, err := signal.ParseStopSnapshot(sg.Data)
 		if err != nil {
@@ -516,9 +521,12 @@ func (g *signaller) Watermark(ctx context.Context, id, typ, data string) error {
 	return nil
 }
 
-// Emit queues a snapshot record: op "r", source.snapshot "incremental",
-// ts_ms now, the position (lsn, txId, sequence) of the close watermark, as
-// Debezium's incremental snapshot records carry the streaming offset.
+// Emit queues a snapshot record as Debezium 3.6.1 emits it (capture
+// testdata/debezium/pg_incremental_snapshot.jsonl): op "r", source.snapshot
+// "incremental", source.ts the time of reading, source.txId and source.lsn
+// null but source.sequence that of the close watermark; the offset is the
+// close watermark's stream position with snapshot "INCREMENTAL",
+// last_snapshot_record and snapshot_completed true, ts_usec the source ts.
 func (g *signaller) Emit(ctx context.Context, c incsnap.Collection, row incsnap.Row) error {
 	t, s, cr := g.t, g.s, row.Value.(chunkRow)
 	it := g.pos
@@ -528,11 +536,15 @@ func (g *signaller) Emit(ctx context.Context, c incsnap.Collection, row incsnap.
 		lastCommit, keepalive = s.lastCommit, s.keepalive
 	}
 	tbl := cr.sch.table
+	now := t.now()
 	src := sourceInfo{server: t.cfg.topicPrefix, db: t.cfg.dbname, schema: tbl.Schema, table: tbl.Name,
-		ts: t.now(), snapshot: snapIncremen, txID: i64(int64(it.xid)), lsn: i64(it.lsn), lastCommitLSN: lastCommit}
+		ts: now, snapshot: snapIncremen, lsn: i64(it.lsn), lastCommitLSN: lastCommit}
 	off := offset{lsnProc: i64(it.lsn), messageType: it.messageType, lsnCommit: lastCommit, lsn: i64(it.lsn),
-		txID: i64(int64(it.xid)), tsUsec: i64(it.commitTime.UnixMicro())}
-	return t.emit(ctx, t.record(cr.sch, envelope.OpRead, nil, cr.vals, src, off), keepalive)
+		txID: i64(int64(it.xid)), tsUsec: i64(now.UnixMicro()),
+		snapshot: "INCREMENTAL", lastSnapshotRecord: true, snapshotCompleted: true}
+	rec := t.record(cr.sch, envelope.OpRead, nil, cr.vals, src, off)
+	rec.Value.(*connect.Struct).Get("source").(*connect.Struct).Put("lsn", nil)
+	return t.emit(ctx, rec, keepalive)
 }
 
 // blockingSnapshot runs a blocking snapshot (execute-snapshot type blocking):

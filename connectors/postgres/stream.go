@@ -374,7 +374,7 @@ func (s *streamer) truncate(ctx context.Context, it walItem) error {
 // types and modifiers from the message, nullability, defaults and primary key
 // from the catalog (pgoutput does not carry them).
 func (s *streamer) relation(ctx context.Context, rel *pglogrepl.RelationMessage) error {
-	if !s.t.cfg.included(rel.Namespace, rel.RelationName) {
+	if !s.t.cfg.included(rel.Namespace, rel.RelationName) && !s.t.sig.isSignalTable(rel.Namespace, rel.RelationName) {
 		s.excluded[rel.RelationID] = true
 		delete(s.schemas, rel.RelationID)
 		return nil

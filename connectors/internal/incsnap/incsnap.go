@@ -172,13 +172,16 @@ func encodeOrNull(k []any) (string, error) {
 
 // collectionsJSON renders the queue as Jackson writes Debezium's
 // List<LinkedHashMap<String,String>>: no spaces, keys in insertion order, an
-// absent surrogate key as null.
+// absent surrogate key as null, no HTML escaping of <, > and &.
 func (s *Snapshotter) collectionsJSON() string {
 	var b strings.Builder
 	b.WriteByte('[')
 	str := func(v string) {
-		q, _ := json.Marshal(v)
-		b.Write(q)
+		var q strings.Builder
+		e := json.NewEncoder(&q)
+		e.SetEscapeHTML(false)
+		e.Encode(v)
+		b.WriteString(strings.TrimSuffix(q.String(), "\n"))
 	}
 	for i, c := range s.colls {
 		if i > 0 {
@@ -258,11 +261,13 @@ func (s *Snapshotter) Init(ctx context.Context) error {
 	return s.readChunk(ctx)
 }
 
-// Add queues tables (from an execute-snapshot signal, already expanded to
-// table ids) and, if no snapshot was running, reads the first chunk. Tables
-// already queued are not added twice.
-func (s *Snapshotter) Add(ctx context.Context, colls []Collection) error {
+// Add queues tables (from the execute-snapshot signal with id signalID,
+// already expanded to table ids) and, if no snapshot was running, reads the
+// first chunk. Tables already queued are not added twice. The signal id
+// becomes incremental_snapshot_correlation_id, as in Debezium.
+func (s *Snapshotter) Add(ctx context.Context, signalID string, colls []Collection) error {
 	start := !s.Running()
+	s.correlationID = &signalID
 	for _, c := range colls {
 		dup := false
 		for _, q := range s.colls {
@@ -461,8 +466,21 @@ func (s *Snapshotter) nextCollection() {
 	s.resetChunk()
 }
 
-// isoTime formats t as java.time.Instant.toString does.
-func isoTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.999999999Z") }
+// isoTime formats t as java.time.Instant.toString does: the fraction in
+// groups of three digits (none, ms, µs or ns).
+func isoTime(t time.Time) string {
+	t = t.UTC()
+	ns := t.Nanosecond()
+	switch {
+	case ns == 0:
+		return t.Format("2006-01-02T15:04:05Z")
+	case ns%1e6 == 0:
+		return t.Format("2006-01-02T15:04:05.000Z")
+	case ns%1e3 == 0:
+		return t.Format("2006-01-02T15:04:05.000000Z")
+	}
+	return t.Format("2006-01-02T15:04:05.000000000Z")
+}
 
 // newChunkID returns a random UUID (version 4), as UUID.randomUUID.
 func newChunkID() string {

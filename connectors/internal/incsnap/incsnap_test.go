@@ -68,7 +68,7 @@ func TestWindowDeduplication(t *testing.T) {
 	ctx := context.Background()
 	src := &memSource{keys: []int32{1, 2, 3, 4, 5, 6, 7}}
 	s := New(src, 3, nil)
-	if err := s.Add(ctx, []Collection{{ID: "s.t"}}); err != nil {
+	if err := s.Add(ctx, "sig-1", []Collection{{ID: "s.t"}}); err != nil {
 		t.Fatal(err)
 	}
 	open, cl := src.window(t)
@@ -156,7 +156,7 @@ func TestStopAndPause(t *testing.T) {
 	ctx := context.Background()
 	src := &memSource{keys: []int32{1, 2, 3, 4, 5}}
 	s := New(src, 2, nil)
-	s.Add(ctx, []Collection{{ID: "s.t"}, {ID: "s.u"}})
+	s.Add(ctx, "sig-2", []Collection{{ID: "s.t"}, {ID: "s.u"}})
 	open, cl := src.window(t)
 	s.OpenWindow(open)
 	s.CloseWindow(ctx, cl) // emits 1, 2
