@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -42,6 +43,11 @@ func init() {
 		Importance: connect.Low, Group: "Signals", Allowed: []string{"insert_insert", "insert_delete"},
 		Doc: "How a chunk's window is closed: insert_insert inserts a snapshot-window-close row into the signal table; insert_delete deletes the window's open row instead (the signal table stays small)."})
 }
+
+// streamSnapshot reports whether an offset's "snapshot" value is that of a
+// snapshot taken while streaming (INCREMENTAL, BLOCKING): its lsn, lsn_proc
+// and txId are stream positions, and a restart goes on streaming.
+func streamSnapshot(s string) bool { return s == "INCREMENTAL" || s == "BLOCKING" }
 
 // signalConfig is the parsed signal and incremental snapshot configuration.
 type signalConfig struct {
@@ -91,6 +97,16 @@ type signaller struct {
 	// position of the watermark row being processed: snapshot records of
 	// the window it closes carry it.
 	pos walItem
+	// blocking snapshots requested, run by between() once the signal's own
+	// change event was emitted
+	blocking []pendingBlocking
+}
+
+// pendingBlocking is a requested blocking snapshot and the stream position
+// its records carry (lsn, lsn_proc, txId, messageType of the signal).
+type pendingBlocking struct {
+	colls []incsnap.Collection
+	off   offset
 }
 
 // initSignals sets up signalling from the configuration and restores an
@@ -176,15 +192,26 @@ func (g *signaller) streamStarted(ctx context.Context, s *streamer) error {
 	return g.snap.Init(ctx)
 }
 
-// pollKafka processes the signals the kafka channel delivered.
-func (g *signaller) pollKafka(ctx context.Context) error {
-	if g == nil || g.kafkaCh == nil {
+// between runs, between two replication messages, the blocking snapshots
+// requested so far and the signals the kafka channel delivered.
+func (g *signaller) between(ctx context.Context) error {
+	if g == nil {
+		return nil
+	}
+	for len(g.blocking) > 0 {
+		b := g.blocking[0]
+		g.blocking = g.blocking[1:]
+		if err := g.blockingSnapshot(ctx, b); err != nil {
+			return err
+		}
+	}
+	if g.kafkaCh == nil {
 		return nil
 	}
 	for {
 		select {
 		case sg := <-g.kafkaCh:
-			if err := g.process(ctx, sg); err != nil {
+			if err := g.process(ctx, sg, false); err != nil {
 				return err
 			}
 		default:
@@ -216,7 +243,7 @@ func (g *signaller) onSignalRow(ctx context.Context, it walItem) error {
 	case envelope.OpCreate:
 		sg := signal.Signal{ID: text(it.after, 0), Type: text(it.after, 1), Data: text(it.after, 2)}
 		if sg.Type == signal.TypeWindowOpen || sg.Type == signal.TypeWindowClose || g.cfg.Source {
-			return g.process(ctx, sg)
+			return g.process(ctx, sg, true)
 		}
 	case envelope.OpDelete:
 		if id := text(it.before, 0); g.cfg.deleteClose && strings.HasSuffix(id, "-open") {
@@ -226,9 +253,10 @@ func (g *signaller) onSignalRow(ctx context.Context, it walItem) error {
 	return nil
 }
 
-// process executes one signal. A signal with invalid data is logged and
+// process executes one signal; fromStream says it is a signal table row (at
+// g.pos), else it came from kafka. A signal with invalid data is logged and
 // ignored, as Debezium's SignalProcessor does; database errors fail the task.
-func (g *signaller) process(ctx context.Context, sg signal.Signal) error {
+func (g *signaller) process(ctx context.Context, sg signal.Signal, fromStream bool) error {
 	switch sg.Type {
 	case signal.TypeWindowOpen:
 		g.snap.OpenWindow(sg.ID)
@@ -246,13 +274,15 @@ func (g *signaller) process(ctx context.Context, sg signal.Signal) error {
 		if err != nil {
 			return err
 		}
+		blocking := ex.Type == signal.SnapshotBlocking
 		var colls []incsnap.Collection
 		for _, tb := range tables {
 			id := tb[0] + "." + tb[1]
 			if ex.Matches(id) && !g.isSignalTable(tb[0], tb[1]) {
-				// Debezium stores (and applies) the filter in parentheses.
+				// Debezium stores (and applies) an incremental snapshot's
+				// filter in parentheses.
 				cond := ex.FilterFor(id)
-				if cond != "" {
+				if cond != "" && !blocking {
 					cond = "(" + cond + ")"
 				}
 				colls = append(colls, incsnap.Collection{ID: id, AdditionalCondition: cond, SurrogateKey: ex.SurrogateKey})
@@ -262,8 +292,16 @@ func (g *signaller) process(ctx context.Context, sg signal.Signal) error {
 			g.log.Warn("execute-snapshot matches no captured table", "id", sg.ID, "data", sg.Data)
 			return nil
 		}
-		if ex.Type == signal.SnapshotBlocking {
-			return g.blockingSnapshot(ctx, colls)
+		if blocking {
+			b := pendingBlocking{colls: colls}
+			if fromStream {
+				b.off = offset{lsnProc: i64(g.pos.lsn), messageType: g.pos.messageType, lsn: i64(g.pos.lsn), txID: i64(int64(g.pos.xid))}
+			} else if g.s != nil {
+				b.off = g.s.position
+				b.off.snapshot, b.off.lastSnapshotRecord, b.off.snapshotCompleted = "", false, false
+			}
+			g.blocking = append(g.blocking, b)
+			return nil
 		}
 		return g.snap.Add(ctx, sg.ID, colls)
 	case signal.TypeStopSnapshot:
@@ -547,31 +585,35 @@ func (g *signaller) Emit(ctx context.Context, c incsnap.Collection, row incsnap.
 	return t.emit(ctx, rec, keepalive)
 }
 
-// blockingSnapshot runs a blocking snapshot (execute-snapshot type blocking):
+// blockingSnapshot runs a blocking snapshot (execute-snapshot type
+// blocking), as Debezium 3.6.1 does it (capture testdata/debezium/
+// pg_blocking_snapshot.jsonl): after the signal's own change event,
 // streaming waits while the listed tables are read in one REPEATABLE READ
-// transaction and emitted as "r" records with Debezium's snapshot markers
-// (first / first_in_data_collection / true / last_in_data_collection /
-// last), then streaming resumes. The records carry the current streaming
-// offset, so a restart during a blocking snapshot resumes streaming (the
-// blocking snapshot is not repeated).
-func (g *signaller) blockingSnapshot(ctx context.Context, colls []incsnap.Collection) error {
+// transaction and emitted as "r" records with the snapshot markers of an
+// initial snapshot (first / first_in_data_collection / true /
+// last_in_data_collection / last); source.lsn, source.txId and the offset
+// are the signal's stream position, the offset with snapshot "BLOCKING"
+// (last_snapshot_record and snapshot_completed true on the last record
+// only). A table's additional condition is, for a blocking snapshot, a whole
+// SELECT statement (a bare condition is accepted as its WHERE clause). A
+// restart during a blocking snapshot resumes streaming after the signal; the
+// blocking snapshot is not repeated.
+func (g *signaller) blockingSnapshot(ctx context.Context, b pendingBlocking) error {
 	t := g.t
-	g.log.Info("blocking snapshot started", "tables", len(colls))
+	g.log.Info("blocking snapshot started", "tables", len(b.colls))
 	tx, err := t.conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return fmt.Errorf("postgres: blocking snapshot: begin: %w", err)
 	}
 	defer tx.Rollback(context.Background())
-	// The offset is the stream's position between transactions (that of the
-	// last COMMIT or keepalive): a restart goes on streaming from there.
-	var off offset
-	var lastCommit, lsn, txID *int64
+	var lastCommit *int64
 	var keepalive func() error
 	if g.s != nil {
-		off, lastCommit, keepalive = g.s.position, g.s.lastCommit, g.s.keepalive
-		lsn, txID = off.lsn, off.txID
+		lastCommit, keepalive = g.s.lastCommit, g.s.keepalive
 	}
-	ts := t.now()
+	ts := t.now().Truncate(time.Microsecond)
+	off := b.off
+	off.lsnCommit, off.tsUsec, off.snapshot = lastCommit, i64(ts.UnixMicro()), "BLOCKING"
 	var held *connect.SourceRecord
 	mark := func(r *connect.SourceRecord, m string) {
 		r.Value.(*connect.Struct).Get("source").(*connect.Struct).Put("snapshot", m)
@@ -586,7 +628,7 @@ func (g *signaller) blockingSnapshot(ctx context.Context, colls []incsnap.Collec
 		return nil
 	}
 	first := true
-	for _, c := range colls {
+	for _, c := range b.colls {
 		schema, name, _ := strings.Cut(c.ID, ".")
 		table, err := loadTable(ctx, t.conn, t.types, schema, name)
 		if err != nil {
@@ -598,12 +640,16 @@ func (g *signaller) blockingSnapshot(ctx context.Context, colls []incsnap.Collec
 			cols[i] = pgx.Identifier{col.Name}.Sanitize()
 		}
 		q := "SELECT " + joinComma(cols) + " FROM " + pgx.Identifier{schema, name}.Sanitize()
-		if c.AdditionalCondition != "" {
-			q += " WHERE " + c.AdditionalCondition
+		switch f := strings.TrimSpace(c.AdditionalCondition); {
+		case len(f) > 7 && strings.EqualFold(f[:7], "select "):
+			// the statement's columns must be the table's, in table order (SELECT *)
+			q = f
+		case f != "":
+			q += " WHERE " + f
 		}
 		rows, err := tx.Query(ctx, q, pgx.QueryExecModeSimpleProtocol)
 		if err != nil {
-			return fmt.Errorf("postgres: blocking snapshot %s: %w", c.ID, err)
+			return fmt.Errorf("postgres: blocking snapshot %s: %s: %w", c.ID, q, err)
 		}
 		n := 0
 		var prev *connect.SourceRecord
@@ -619,7 +665,7 @@ func (g *signaller) blockingSnapshot(ctx context.Context, colls []incsnap.Collec
 				return err
 			}
 			src := sourceInfo{server: t.cfg.topicPrefix, db: t.cfg.dbname, schema: schema, table: name,
-				ts: ts, snapshot: snapTrue, txID: txID, lsn: lsn, lastCommitLSN: lastCommit}
+				ts: ts, snapshot: snapTrue, txID: b.off.txID, lsn: b.off.lsn, lastCommitLSN: lastCommit}
 			r := t.record(sch, envelope.OpRead, nil, vals, src, off)
 			if prev != nil {
 				switch {
@@ -655,6 +701,9 @@ func (g *signaller) blockingSnapshot(ctx context.Context, colls []incsnap.Collec
 	}
 	if held != nil {
 		mark(held, snapLast)
+		last := off
+		last.lastSnapshotRecord, last.snapshotCompleted = true, true
+		held.SourceOffset = last.toMap()
 		if err := flush(nil); err != nil {
 			return err
 		}

@@ -469,6 +469,9 @@ func TestBlockingSnapshotSignal(t *testing.T) {
 			t.Fatalf("record %d: op %s id %d snapshot %s, want r %d %s", i, recOp(r), recID(r), recSnapshot(r), i+1, want)
 		}
 	}
+	if o := recs[39].SourceOffset; o["snapshot"] != "BLOCKING" || o["snapshot_completed"] != true || recs[0].SourceOffset["snapshot_completed"] != false {
+		t.Fatalf("blocking snapshot offsets: first %v, last %v", recs[0].SourceOffset, o)
+	}
 	if recOp(recs[40]) != "u" || recID(recs[40]) != 1 {
 		t.Fatalf("after the blocking snapshot: op %s id %d, want the streamed update of id 1", recOp(recs[40]), recID(recs[40]))
 	}
@@ -605,8 +608,17 @@ var (
 // incremental snapshot and the incremental_snapshot_* offset keys. Besides
 // the scenario tests' masks, the watermark ids (random UUIDs) and their
 // open/close timestamps are masked.
-func TestIncrementalSnapshotGolden(t *testing.T) {
-	const name = "incremental_snapshot"
+func TestIncrementalSnapshotGolden(t *testing.T) { signalScenarioGolden(t, "incremental_snapshot") }
+
+// TestBlockingSnapshotGolden replays scenarios/pg/blocking_snapshot (a
+// blocking execute-snapshot of two tables, one with a SELECT statement as
+// additional condition, then a change) against Debezium 3.6.1's capture
+// pg_blocking_snapshot.jsonl: the signal's event first, then the snapshot
+// records with initial-snapshot markers and "BLOCKING" offsets at the
+// signal's position, then streaming.
+func TestBlockingSnapshotGolden(t *testing.T) { signalScenarioGolden(t, "blocking_snapshot") }
+
+func signalScenarioGolden(t *testing.T, name string) {
 	pg := testenv.PostgresT(t)
 	db := "scen"
 	if err := pg.CreateDatabase(context.Background(), db); err != nil {
@@ -627,11 +639,12 @@ func TestIncrementalSnapshotGolden(t *testing.T) {
 	cfg["slot.name"], cfg["publication.name"] = "scen_"+name, "scen_"+name
 	want := readLines(t, "../../testdata/debezium/pg_"+name+".jsonl")
 	wantOff := readLines(t, "../../testdata/debezium/pg_"+name+".jsonl.record-offsets.jsonl")
-	nSnap := 0
+	nSnap := 0 // the initial snapshot: the leading "r" records
 	for _, l := range want {
-		if strings.Contains(l, `"op":"r"`) && !strings.Contains(l, `"snapshot":"incremental"`) {
-			nSnap++
+		if !strings.Contains(l, `"op":"r"`) {
+			break
 		}
+		nSnap++
 	}
 	task := startTask(t, cfg, &memOffsets{})
 	got := pollN(t, task, nSnap)

@@ -67,7 +67,7 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if err := t.sig.pollKafka(ctx); err != nil {
+		if err := t.sig.between(ctx); err != nil {
 			return err
 		}
 		if time.Now().After(next) || t.confirmed.Load() != s.sentFlush {
