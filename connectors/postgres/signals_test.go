@@ -478,7 +478,7 @@ func TestBlockingSnapshotSignal(t *testing.T) {
 }
 
 // TestKafkaSignalChannel: signals from signal.kafka.topic (key =
-// topic.prefix, value {"type", "data"}) on an in-process Kafka (kfake);
+// topic.prefix, value {"id", "type", "data"}) on an in-process Kafka (kfake);
 // records with another key are ignored, as Debezium's KafkaSignalChannel.
 func TestKafkaSignalChannel(t *testing.T) {
 	const db = "incsnap_kafka"
@@ -502,11 +502,14 @@ func TestKafkaSignalChannel(t *testing.T) {
 		}
 	}
 	produce("otherserver", `{"type": "execute-snapshot", "data": {"data-collections": ["public.t"], "additional-conditions": [{"data-collection": "public.t", "filter": "id <= 5"}]}}`)
-	produce("dbserver1", `{"type": "execute-snapshot", "data": {"data-collections": ["public.t"], "type": "INCREMENTAL"}}`)
+	produce("dbserver1", `{"id": "kafka-1", "type": "execute-snapshot", "data": {"data-collections": ["public.t"], "type": "INCREMENTAL"}}`)
 	recs := collect(t, task, 20*time.Second, func(rs []*connect.SourceRecord) bool { return countOp(rs, "r") >= 300 })
 	recs = append(recs, pollUntilQuiet(t, task, time.Second)...)
 	if n := countOp(recs, "r"); n != 300 {
 		t.Fatalf("%d snapshot records, want 300 (the signal with another key must be ignored)", n)
+	}
+	if id := recs[0].SourceOffset[incsnap.OffCorrelationID]; id != "kafka-1" {
+		t.Fatalf("incremental_snapshot_correlation_id = %v, want the signal's id kafka-1", id)
 	}
 	// Processed signals are committed to the group: a new task, started from
 	// an offset after the snapshot, does not redo them.

@@ -264,10 +264,13 @@ func (s *Snapshotter) Init(ctx context.Context) error {
 // Add queues tables (from the execute-snapshot signal with id signalID,
 // already expanded to table ids) and, if no snapshot was running, reads the
 // first chunk. Tables already queued are not added twice. The signal id
-// becomes incremental_snapshot_correlation_id, as in Debezium.
+// becomes incremental_snapshot_correlation_id ("" = null), as in Debezium.
 func (s *Snapshotter) Add(ctx context.Context, signalID string, colls []Collection) error {
 	start := !s.Running()
-	s.correlationID = &signalID
+	s.correlationID = nil
+	if signalID != "" {
+		s.correlationID = &signalID
+	}
 	for _, c := range colls {
 		dup := false
 		for _, q := range s.colls {

@@ -44,13 +44,19 @@ func ConfigKeys() []connect.ConfigKey {
 				return ""
 			}},
 		{Name: KeyKafkaTopic, Type: connect.TypeString, Default: connect.Str(""), Importance: connect.Low, Group: "Signals",
-			Doc: "Topic of the kafka signal channel (default <topic.prefix>-signal, one partition). A record whose key is topic.prefix and whose value is {\"type\": …, \"data\": {…}} is a signal; its id is the record's offset."},
+			Doc: "Topic of the kafka signal channel (default <topic.prefix>-signal; partition 0 is read). A record whose key is topic.prefix and whose value is {\"id\": …, \"type\": …, \"data\": {…}} is a signal."},
 		{Name: KeyKafkaBootstrap, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Low, Group: "Signals",
 			Doc: "Kafka brokers (host:port list) of the kafka signal channel; required when signal.enabled.channels contains kafka."},
 		{Name: KeyKafkaGroupID, Type: connect.TypeString, Default: connect.Str("kafka-signal"), Importance: connect.Low, Group: "Signals",
 			Doc: "Consumer group whose committed offset on the signal topic records the signals already processed."},
-		{Name: KeyKafkaPollTimeout, Type: connect.TypeLong, Default: connect.Str("100"), Importance: connect.Low, Group: "Signals",
-			Doc: "Maximum time in ms one poll of the signal topic waits."},
+		{Name: KeyKafkaPollTimeout, Type: connect.TypeInt, Default: connect.Str("0"), Importance: connect.Low, Group: "Signals",
+			Doc: "Maximum time in ms one poll of the signal topic waits (connectd reads the topic on its own goroutine; 0 polls every 100 ms).",
+			Validator: func(v string) string {
+				if n, err := strconv.Atoi(v); err != nil || n < 0 {
+					return "must be a non-negative integer"
+				}
+				return ""
+			}},
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -14,12 +13,13 @@ import (
 )
 
 // KafkaChannel reads signals from partition 0 of signal.kafka.topic, as
-// Debezium's KafkaSignalChannel: a record is a signal when its key equals
-// the connector's topic.prefix (others are skipped); its value is
-// {"type": "<signal type>", "data": {…}} and its id is the record's offset.
-// Processed signals are committed to the consumer group signal.kafka.groupId,
-// so a restarted connector continues after the last one (the first start
-// reads the topic from the beginning).
+// Debezium 3.6's KafkaSignalChannel: a record is a signal when its key
+// equals the connector's topic.prefix (others are skipped); its value is
+// {"id": "<optional>", "type": "<signal type>", "data": {…}}. The consumer
+// group signal.kafka.groupId keeps the position (the first start reads the
+// topic from the beginning, auto.offset.reset=earliest). Debezium commits it
+// when the connector stops; connectd commits after every fetch, so a crash
+// does not replay processed signals.
 type KafkaChannel struct {
 	cl     *kgo.Client
 	adm    *kadm.Client
@@ -57,7 +57,7 @@ func OpenKafka(ctx context.Context, cfg Config, topicPrefix string) (*KafkaChann
 	}
 	poll := cfg.KafkaPollMs
 	if poll <= 0 {
-		poll = 100
+		poll = 100 // Debezium's 0 returns at once; the reader is not blocked here anyway
 	}
 	return &KafkaChannel{cl: cl, adm: adm, topic: cfg.KafkaTopic, group: cfg.KafkaGroupID, key: topicPrefix, pollMs: poll}, nil
 }
@@ -69,7 +69,7 @@ func OpenKafka(ctx context.Context, cfg Config, topicPrefix string) (*KafkaChann
 // error of a failed commit.
 func (k *KafkaChannel) Run(ctx context.Context, deliver func(Signal)) error {
 	for {
-		pctx, cancel := context.WithTimeout(ctx, time.Duration(k.pollMs)*time.Millisecond*10)
+		pctx, cancel := context.WithTimeout(ctx, time.Duration(k.pollMs)*time.Millisecond)
 		fs := k.cl.PollFetches(pctx)
 		cancel()
 		if ctx.Err() != nil {
@@ -85,7 +85,6 @@ func (k *KafkaChannel) Run(ctx context.Context, deliver func(Signal)) error {
 			if err != nil {
 				continue
 			}
-			s.ID = strconv.FormatInt(r.Offset, 10)
 			deliver(s)
 		}
 		if next >= 0 {
@@ -102,6 +101,7 @@ func (k *KafkaChannel) Run(ctx context.Context, deliver func(Signal)) error {
 // (kept as its JSON text) or a string holding JSON.
 func parseKafkaValue(b []byte) (Signal, error) {
 	var v struct {
+		ID   string          `json:"id"`
 		Type string          `json:"type"`
 		Data json.RawMessage `json:"data"`
 	}
@@ -111,7 +111,7 @@ func parseKafkaValue(b []byte) (Signal, error) {
 	if v.Type == "" {
 		return Signal{}, errors.New("signal: kafka signal without type")
 	}
-	s := Signal{Type: v.Type}
+	s := Signal{ID: v.ID, Type: v.Type}
 	if len(v.Data) > 0 && string(v.Data) != "null" {
 		var str string
 		if json.Unmarshal(v.Data, &str) == nil {
