@@ -205,3 +205,52 @@ func golden(t *testing.T, path string, v any) {
 		t.Fatalf("%s differs:\n%s\nwant:\n%s", path, got, want)
 	}
 }
+
+// TestLoadDebeziumOffset: the offset real Debezium 3.6.1 stored with its
+// second incremental snapshot record (id 2 of public.t, maximum key 5,
+// condition "(id <> 3)"; testdata/debezium/pg_incremental_snapshot.jsonl,
+// record 8) resumes the snapshot after key 2 in connectd.
+func TestLoadDebeziumOffset(t *testing.T) {
+	b, err := os.ReadFile("../../../testdata/debezium/pg_incremental_snapshot.jsonl.record-offsets.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var rec struct {
+		Value map[string]any `json:"value"`
+	}
+	if err := json.Unmarshal([]byte(lines[8]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	src := &memSource{keys: []int32{1, 2, 3, 4, 5, 6}}
+	s := New(src, 10, nil)
+	if err := s.Load(rec.Value); err != nil {
+		t.Fatal(err)
+	}
+	if s.Current() != "public.t" || s.colls[0].AdditionalCondition != "(id <> 3)" || *s.correlationID != "ad-hoc-1" {
+		t.Fatalf("loaded %+v", s.colls)
+	}
+	// connectd writes the loaded state back as Debezium wrote it
+	off := map[string]any{}
+	if err := s.Store(off); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{OffMaximumKey, OffCollections, OffCorrelationID} {
+		if off[k] != rec.Value[k] {
+			t.Errorf("%s = %v, Debezium wrote %v", k, off[k], rec.Value[k])
+		}
+	}
+	ctx := context.Background()
+	if err := s.Init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	open, cl := src.window(t)
+	s.OpenWindow(open)
+	if err := s.CloseWindow(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	// after key 2, up to the stored maximum key 5 (6 was inserted later)
+	if !reflect.DeepEqual(src.emitted, []int32{3, 4, 5}) {
+		t.Fatalf("emitted %v, want [3 4 5]", src.emitted)
+	}
+}
