@@ -8,6 +8,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/heartbeat"
+	"github.com/connectd/connectd/connectors/internal/signal"
 )
 
 // Configuration keys, as io.debezium.connector.postgresql.PostgresConnectorConfig.
@@ -410,6 +411,8 @@ type config struct {
 	viaRoot         bool
 	streaming       bool  // pgoutput.streaming
 	streamingMemory int64 // pgoutput.streaming.memory.bytes
+
+	signals signalConfig // signal.* and incremental.snapshot.* (signals.go)
 }
 
 // skippedOps says which envelope ops are not emitted (skipped.operations),
@@ -455,6 +458,7 @@ func validate(cfg map[string]string) []connect.ConfigError {
 	if _, err := parseColumnRules(cfg); err != nil {
 		errs = append(errs, connect.ConfigError{Key: KeyColumnIncludeList, Message: err.Error()})
 	}
+	errs = append(errs, signal.Validate(cfg)...)
 	connect.SortErrors(errs)
 	return errs
 }
@@ -527,6 +531,7 @@ func parseConfig(cfg map[string]string) (*config, error) {
 	c.rules, _ = parseColumnRules(cfg)
 	c.msgInclude, _ = compileList(cfg[KeyMessagePrefixIncludeLst])
 	c.msgExclude, _ = compileList(cfg[KeyMessagePrefixExcludeLst])
+	c.signals = parseSignalConfig(p, c.topicPrefix)
 	return c, nil
 }
 

@@ -325,7 +325,7 @@ type resumeFilter struct {
 }
 
 func newResumeFilter(o *offset) resumeFilter {
-	if o == nil || o.snapshot != "" {
+	if o == nil || o.snapshot != "" && !streamSnapshot(o.snapshot) {
 		return resumeFilter{}
 	}
 	return resumeFilter{lsnCommit: o.lsnCommit, txID: o.txID, lsnProc: o.lsnProc}

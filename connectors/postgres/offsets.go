@@ -59,7 +59,7 @@ func (o offset) toMap() map[string]any {
 // snapshotInProgress reports whether the offset was written by an initial
 // snapshot that did not finish.
 func (o offset) snapshotInProgress() bool {
-	return o.snapshot != "" && !o.snapshotCompleted && !o.lastSnapshotRecord
+	return o.snapshot != "" && !streamSnapshot(o.snapshot) && !o.snapshotCompleted && !o.lastSnapshotRecord
 }
 
 // confirmLSN is the LSN to confirm to the server once this offset is

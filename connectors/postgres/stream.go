@@ -65,6 +65,9 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 	if p.lastCommit != nil {
 		s.position.lsnProc = i64(p.startLSN)
 	}
+	if err := t.sig.streamStarted(ctx, s); err != nil {
+		return err
+	}
 	beat := time.Duration(c.heartbeatIntervalMs) * time.Millisecond
 	s.nextBeat = time.Now().Add(beat)
 	interval := time.Duration(c.statusUpdateIntervalMs) * time.Millisecond
@@ -72,6 +75,9 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 	for {
 		if ctx.Err() != nil {
 			return nil
+		}
+		if err := t.sig.between(ctx); err != nil {
+			return err
 		}
 		if time.Now().After(next) || t.confirmed.Load() != s.sentFlush {
 			if err := s.sendStatus(ctx, false); err != nil {
@@ -277,6 +283,9 @@ func (s *streamer) change(ctx context.Context, it walItem) error {
 	if s.skipTx || s.resume.skipChange(it.xid, it.lsn) {
 		return nil
 	}
+	if err := t.sig.onSignalRow(ctx, it); err != nil {
+		return err
+	}
 	sch, err := s.schemaOf(ctx, it.rel)
 	if sch == nil || err != nil {
 		return err
@@ -376,6 +385,7 @@ func (s *streamer) emit(ctx context.Context, rec *connect.SourceRecord, table *r
 	if t.cfg.skipped.skip(op) {
 		return nil
 	}
+	t.sig.dedup(table.Schema+"."+table.Name, rec)
 	if s.tx != nil {
 		val.Values[envelopeTransactionField] = s.tx.Event(table.Schema+"."+table.Name, s.tx.ID+":"+strconv.FormatInt(lsn, 10))
 		s.tx.PutOffset(rec.SourceOffset)
@@ -431,7 +441,7 @@ func (s *streamer) truncate(ctx context.Context, it walItem) error {
 // types and modifiers from the message, nullability, defaults and primary key
 // from the catalog (pgoutput does not carry them).
 func (s *streamer) relation(ctx context.Context, rel *pglogrepl.RelationMessage) error {
-	if !s.t.cfg.included(rel.Namespace, rel.RelationName) {
+	if !s.t.cfg.included(rel.Namespace, rel.RelationName) && !s.t.sig.isSignalTable(rel.Namespace, rel.RelationName) {
 		s.excluded[rel.RelationID] = true
 		delete(s.schemas, rel.RelationID)
 		return nil

@@ -48,6 +48,7 @@ type Task struct {
 	cancel  context.CancelFunc
 
 	streamStats streamStats // what pgoutput streaming did (stream_spool.go)
+	sig         *signaller  // signal channels and incremental snapshot (signals.go); reader goroutine
 
 	confirmed atomic.Int64                       // LSN the worker made durable (0 = none yet)
 	wake      atomic.Pointer[context.CancelFunc] // interrupts the reader's receive
@@ -168,6 +169,9 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	}
 	t.types = &typeMapper{h: t.cfg.handling, reg: &typeRegistry{}, rules: t.cfg.rules}
 	if err := t.types.reg.load(ctx, t.conn); err != nil {
+		return err
+	}
+	if err := t.initSignals(ctx, tc); err != nil {
 		return err
 	}
 	if err := t.ensurePublication(ctx); err != nil {
@@ -409,6 +413,7 @@ func (t *Task) ensurePublication(ctx context.Context) error {
 		if len(tables) == 0 {
 			return fmt.Errorf("postgres: publication.autocreate.mode=filtered but table.include.list matches no table")
 		}
+		tables = withSignalTable(tables, c.signals)
 		stmt = "CREATE PUBLICATION " + name + " FOR TABLE "
 		for i, tb := range tables {
 			if i > 0 {
@@ -554,6 +559,9 @@ func (t *Task) run(ctx context.Context, p plan) {
 // keepalive, when set, is called periodically while blocked so the server
 // does not time the replication connection out.
 func (t *Task) emit(ctx context.Context, r *connect.SourceRecord, keepalive func() error) error {
+	if err := t.sig.storeOffset(r); err != nil {
+		return err
+	}
 	select {
 	case t.records <- r:
 		return nil
@@ -648,6 +656,7 @@ func (t *Task) Stop() error {
 }
 
 func (t *Task) closeConns() {
+	t.sig.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if t.conn != nil {
