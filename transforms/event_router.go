@@ -54,8 +54,9 @@ import (
 //     with '{' into a STRUCT whose schema is inferred as Debezium's
 //     JsonSchemaData does (see expandJSON); null members are left out
 //     (table.json.payload.null.behavior=ignore) or kept as optional BYTES
-//     (optional_bytes). A payload that is not a JSON object is kept as it
-//     is, with a warning.
+//     (optional_bytes). A payload that is not JSON is kept as it is, with a
+//     warning; a JSON array fails the record (Debezium's record has the
+//     inferred ARRAY schema over the string and cannot be converted).
 //   - A configured additional column missing from the row fails the record
 //     unless table.fields.additional.error.on.missing=false (as documented)
 //     or table.field.additional.missing=ignore (the key of Debezium 3.6.1's
@@ -266,11 +267,19 @@ func (t *EventRouter) Apply(r *connect.SourceRecord) (*connect.SourceRecord, err
 	if t.expandJSON {
 		if s, ok := payload.(string); !ok {
 			t.log.Warn("Expand JSON payload is turned on but payload is not a string", "key", keyString(r))
-		} else if es, ev, err := expandJSON(t.fieldPayload, s, t.nullAsBytes); err != nil {
+		} else if es, ev, err := expandJSON(t.fieldPayload, s, t.nullAsBytes); errors.Is(err, errJSONValue) {
+			// Debezium has already replaced the payload schema when the value
+			// conversion fails: its record carries the string under the
+			// inferred schema and cannot be converted.
+			return nil, fmt.Errorf("payload %.40q does not fit the schema inferred from it: %w", s, err)
+		} else if err != nil {
 			t.log.Warn("JSON expansion failed", "error", err)
 		} else {
 			payloadSchema, payload = es, ev
 		}
+	}
+	if payloadSchema == nil && !t.onlyHeaders {
+		return nil, fmt.Errorf("fieldSchema for field payload cannot be null.")
 	}
 
 	routeValue, err := rowString(row, t.routeBy)
@@ -572,7 +581,12 @@ func numberKind(n json.Number) byte {
 	return 'l'
 }
 
-var errJSONExpansion = errors.New("JSON expansion failed")
+var (
+	errJSONExpansion = errors.New("JSON expansion failed")
+	// errJSONValue: a schema was inferred but the document does not convert
+	// to it (an array payload, an integer beyond int64).
+	errJSONValue = errors.New("JSON payload does not convert to its inferred schema")
+)
 
 // expandJSON is Debezium's table.expand.json.payload: the payload string
 // must start with '{' or '[' and parse as JSON; its schema is inferred as
@@ -581,9 +595,12 @@ var errJSONExpansion = errors.New("JSON expansion failed")
 // integers: INT32 or INT64, other numbers FLOAT64; arrays: optional ARRAY of
 // the first non-null element's schema, array objects merged field by field;
 // empty arrays and nulls left out, or nulls as optional BYTES), and its
-// value built as toConnectData. Only an object gives a value: an array
-// payload fails, as Debezium's Struct conversion does, and the caller keeps
-// the string.
+// value built as toConnectData. Only an object gives a value: a non-empty
+// array payload (or an integer beyond int64) fails with errJSONValue, as
+// Debezium's conversion leaves the string under the inferred schema; "[]"
+// gives a nil schema and the string; other failures (not JSON,
+// heterogeneous arrays) wrap errJSONExpansion and the caller keeps the
+// payload as it is.
 func expandJSON(field, s string, nullAsBytes bool) (*connect.Schema, any, error) {
 	if !strings.HasPrefix(s, "{") && !strings.HasPrefix(s, "[") {
 		return nil, nil, fmt.Errorf("Unable to parse payload starting with '%c': %w", []rune(s + " ")[0], errJSONExpansion)
@@ -597,17 +614,17 @@ func expandJSON(field, s string, nullAsBytes bool) (*connect.Schema, any, error)
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, nil, fmt.Errorf("trailing content after the JSON document: %w", errJSONExpansion)
 	}
-	if node.kind != 'o' {
-		return nil, nil, fmt.Errorf("a %s payload cannot be a Struct: %w", map[byte]string{'a': "array"}[node.kind], errJSONExpansion)
-	}
 	js := jsonSchemaData{nullAsBytes: nullAsBytes}
 	schema, err := js.schema(field, true, node)
 	if err != nil {
 		return nil, nil, err
 	}
+	if schema == nil { // "[]": Debezium's payload schema becomes null, the string stays
+		return nil, s, nil
+	}
 	v, err := js.structValue(node, schema)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%v: %w", err, errJSONValue)
 	}
 	return schema, v, nil
 }

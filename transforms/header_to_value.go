@@ -31,12 +31,13 @@ import (
 // "2026-01-01" a Date; a header without a value cannot be a field and fails
 // the record, as SchemaBuilder refuses a null field schema.
 //
-// The value must be a STRUCT (a tombstone fails with ErrUnexpectedType, as
-// Requirements.requireStruct); two headers with one configured name fail the
-// record (Collectors.toMap's duplicate key). Divergences from Debezium
-// 3.6.1's code, which are bugs there: the schema is derived per record,
-// not cached by the first record's value schema, and every nested path is
-// honoured (Debezium adds only the first nested struct's fields).
+// A non-null value must be a STRUCT (ErrUnexpectedType, as
+// Requirements.requireStruct); two headers of one configured name fail the
+// record (a duplicate field). One divergence from Debezium 3.6.1: the
+// schema is derived per record, where Debezium caches it by the value
+// schema of the first record, so a later record with other headers fails
+// there. Outputs are checked against Debezium 3.6.1 by
+// TestDebeziumSMTsMatchReference.
 type HeaderToValue struct {
 	fields  []string
 	headers []string
@@ -99,34 +100,56 @@ type headerField struct {
 
 // Apply copies or moves the headers into the value.
 func (t *HeaderToValue) Apply(r *connect.SourceRecord) (*connect.SourceRecord, error) {
+	if r.Value == nil {
+		return r, nil // "Tombstone {} arrived and will be skipped"
+	}
 	value, err := requireStruct(r.Value, "Header field insertion")
 	if err != nil {
 		return nil, err
 	}
+	// As Debezium 3.6.1: the record's headers in their order, each one
+	// listed in headers giving an entry for the field at the same position.
 	var add []headerField
-	for i, name := range t.headers {
-		idx := -1
-		for j, h := range r.Headers {
-			if h.Key == name {
-				if idx >= 0 {
-					return nil, fmt.Errorf("Duplicate key %s (attempted merging values of two headers)", name)
-				}
-				idx = j
-			}
-		}
-		if idx < 0 {
+	seen := map[string]bool{}
+	for _, h := range r.Headers {
+		i := indexOf(t.headers, h.Key)
+		if i < 0 {
 			continue
 		}
-		if r.Headers[idx].Value == nil {
-			return nil, fmt.Errorf("fieldSchema for field %s cannot be null.", t.fields[i])
+		if seen[t.fields[i]] {
+			return nil, fmt.Errorf("Cannot create field because of field name duplication %s", t.fields[i])
 		}
-		s, v := parseHeaderValue(string(r.Headers[idx].Value))
-		if s == nil {
+		seen[t.fields[i]] = true
+		s, v := parseHeaderValue(string(h.Value))
+		if h.Value == nil || s == nil {
 			return nil, fmt.Errorf("fieldSchema for field %s cannot be null.", t.fields[i])
 		}
 		add = append(add, headerField{path: strings.Split(t.fields[i], "."), schema: s, value: v})
 	}
-	nv, err := withHeaderFields(value, add, 0)
+	if len(add) == 0 {
+		return r, nil
+	}
+	// ConnectRecordUtil.validateNestedFieldsExist: a path through a
+	// primitive field fails; through a missing field it adds nothing.
+	kept := add[:0]
+	for _, a := range add {
+		s, ok := value.Schema, true
+		for _, name := range a.path[:len(a.path)-1] {
+			f := s.Field(name)
+			if f == nil {
+				ok = false
+				break
+			}
+			if f.Schema.Type != connect.StructT {
+				return nil, fmt.Errorf("Field '%s' is a primitive type, not a struct. Cannot add nested field '%s'.", name, strings.Join(a.path, "."))
+			}
+			s = f.Schema
+		}
+		if ok {
+			kept = append(kept, a)
+		}
+	}
+	nv, err := withHeaderFields(value, kept, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -134,15 +157,24 @@ func (t *HeaderToValue) Apply(r *connect.SourceRecord) (*connect.SourceRecord, e
 	out.ValueSchema, out.Value = nv.Schema, nv
 	if t.move {
 		drop := set(t.headers)
-		kept := out.Headers[:0]
+		hs := out.Headers[:0]
 		for _, h := range out.Headers {
 			if !drop[h.Key] {
-				kept = append(kept, h)
+				hs = append(hs, h)
 			}
 		}
-		out.Headers = kept
+		out.Headers = hs
 	}
 	return out, nil
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
 }
 
 // withHeaderFields rebuilds st with the header fields whose path ends at

@@ -40,11 +40,11 @@ func TestJavaHashCodeAndMurmur(t *testing.T) {
 		{false, 1237, -682375457},
 		{float32(3.14), 1078523331, 1649129452},
 		{2.718281828, -889114991, 180693426},
-		{dec("1250", 2), 38752, -1550805569},                                // new BigDecimal("12.50")
-		{dec("-1234567890123456789012345", 1), -292950204, 1633561412},      // new BigDecimal("-123456789012345678901234.5")
-		{time.UnixMilli(1795946541581).UTC(), 650212271, 406496762},         // new java.util.Date(1795946541581L)
-		{[]any{"a", int32(1), nil}, 123039, 820459433},                      // Arrays.asList("a", 1, null)
-		{[]byte{1, 2, 0x80}, -93154, -2113773211},                           // ByteBuffer.wrap(new byte[]{1,2,(byte)0x80})
+		{dec("1250", 2), 38752, -1550805569},                           // new BigDecimal("12.50")
+		{dec("-1234567890123456789012345", 1), -292950204, 1633561412}, // new BigDecimal("-123456789012345678901234.5")
+		{time.UnixMilli(1795946541581).UTC(), 650212271, 406496762},    // new java.util.Date(1795946541581L)
+		{[]any{"a", int32(1), nil}, 123039, 820459433},                 // Arrays.asList("a", 1, null)
+		{[]byte{1, 2, 0x80}, -93154, -2113773211},                      // ByteBuffer.wrap(new byte[]{1,2,(byte)0x80})
 	} {
 		j, err := javaHashCode(c.v)
 		if err != nil || j != c.java {
