@@ -60,6 +60,8 @@ func topicRoutingCases(t *testing.T) []goldenCase {
 			doc: routingDoc + " under its successor class (Debezium source: ByLogicalTableRouter extends ToLogicalTopicRouter): key.field.name defaults to __dbz__sourceIdentifier; cache size 1 changes nothing"},
 		{name: "avro-name-adjustment", class: by, cfg: map[string]string{"topic.regex": "(.*)customers_shard(.*)", "topic.replacement": "$1customers-all", "schema.name.adjustment.mode": "avro"}, in: shards[:1],
 			doc: routingDoc + " #by-logical-table-router-schema-name-adjustment-mode=avro: '-' in the derived schema names becomes '_', the topic keeps it"},
+		{name: "avro-unicode-name-adjustment", class: to, cfg: map[string]string{"topic.regex": "(.*)customers_shard(.*)", "topic.replacement": "$1клиенты-$2", "schema.name.adjustment.mode": "avro_unicode"}, in: shards[:1],
+			doc: routingDoc + " #by-logical-table-router-schema-name-adjustment-mode=avro_unicode: each character invalid in an Avro name becomes _uXXXX"},
 		{name: "heartbeat-and-unmatched", class: by, cfg: map[string]string{"topic.regex": "__debezium-heartbeat\\.(.*)|dbserver1\\.inventory\\.(orders)", "topic.replacement": "heartbeats$1"},
 			in:  []*connect.SourceRecord{heartbeat, pick(t, inv, "products", "u")},
 			doc: routingDoc + " #options-for-applying-the-transformation-selectively: a matching heartbeat is rerouted with its struct key extended and its value unchanged (not an envelope); a non-matching topic passes unchanged"},
@@ -106,6 +108,9 @@ func headerToValueCases(t *testing.T) []goldenCase {
 	row, _, tomb, _ := smtInputs(t)
 	row.Headers = []connect.Header{{Key: "op", Value: []byte("c")}, {Key: "ts", Value: []byte("1795946541581")}, {Key: "n", Value: []byte("12")},
 		{Key: "ok", Value: []byte("true")}, {Key: "day", Value: []byte("2026-11-29")}, {Key: "other", Value: []byte("x")}}
+	typed := withRecord(row)
+	typed.Headers = []connect.Header{{Key: "t", Value: []byte("10:15:30.250Z")}, {Key: "f", Value: []byte("3.14")}, {Key: "at", Value: []byte("2026-01-01T10:15:30.000Z")},
+		{Key: "big", Value: []byte("99999999999999999999")}, {Key: "one", Value: []byte("1.0")}}
 	inv := debeziumEvents(t, "pg_inventory_snapshot_stream.jsonl")
 	env := withRecord(pick(t, inv, "customers", "u"))
 	env.Headers = []connect.Header{{Key: "trace", Value: []byte("abc-1")}, {Key: "src", Value: []byte("pg")}}
@@ -113,6 +118,8 @@ func headerToValueCases(t *testing.T) []goldenCase {
 	return []goldenCase{
 		{name: "copy", class: class, cfg: map[string]string{"headers": "op,ts,n,ok,day,absent", "fields": "op,event_ts,n,ok,day,absent", "operation": "copy"}, in: []*connect.SourceRecord{row},
 			doc: h2vDoc + " #header-to-value-example: headers appended as fields in order, headers kept (copy); an absent header adds nothing; schemas inferred from the header text as SimpleHeaderConverter (Values.parseString): STRING, INT64, INT8, BOOLEAN, Date"},
+		{name: "copy-inferred-types", class: class, cfg: map[string]string{"headers": "f,at,big,one,t", "fields": "f,at,big,one,t", "operation": "copy"}, in: []*connect.SourceRecord{typed},
+			doc: h2vDoc + " #header-to-value-configuration-options with Kafka Connect's SimpleHeaderConverter inference: FLOAT32, Timestamp, Decimal (beyond INT64), INT8 for 1.0, Time; fields added in the record's header order"},
 		{name: "move", class: class, cfg: map[string]string{"headers": "op,ts", "fields": "op,ts", "operation": "move"}, in: []*connect.SourceRecord{row},
 			doc: h2vDoc + " #header-to-value-configuration-options operation=move: the headers are removed"},
 		{name: "nested", class: class, cfg: map[string]string{"headers": "trace,src", "fields": "source.trace,origin", "operation": "copy"}, in: []*connect.SourceRecord{env},

@@ -78,13 +78,16 @@ public class SmtReference {
                         }
                         byte[] kb = keyConv.fromConnectData(o.topic(), o.keySchema(), o.key());
                         byte[] vb = valConv.fromConnectData(o.topic(), o.valueSchema(), o.value());
-                        out.set("key", kb == null ? om.nullNode() : om.readTree(kb));
-                        out.set("value", vb == null ? om.nullNode() : om.readTree(vb));
+                        // JsonConverter's own bytes, not re-serialised.
+                        String line2 = om.writeValueAsString(out);
+                        System.out.println(line2.substring(0, line2.length() - 1)
+                                + ",\"key\":" + (kb == null ? "null" : new String(kb, StandardCharsets.UTF_8))
+                                + ",\"value\":" + (vb == null ? "null" : new String(vb, StandardCharsets.UTF_8)) + "}");
+                        continue;
                     }
                 } catch (Exception e) {
                     out.put("error", e.toString() + (e.getCause() != null ? " / " + e.getCause() : ""));
                 }
-                // key/value re-parsed by Jackson keep JsonConverter's field order and numbers.
                 System.out.println(om.writeValueAsString(out));
             }
             t.close();
