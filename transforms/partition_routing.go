@@ -187,7 +187,9 @@ func envelopePath(env *connect.Struct, path []string) (any, bool, error) {
 // BigInteger.hashCode(unscaled) + scale), List (31*h + e, from 1), Map
 // (sum of key ^ value). BYTES values are hashed as java.nio.ByteBuffer does
 // (a byte[] has an identity hash that no other process can reproduce).
-// STRUCT values are refused with ErrUnexpectedType.
+// STRUCT values are refused with ErrUnexpectedType: Struct.hashCode
+// includes the schema's, which hashes Schema.Type enum constants by
+// identity, so Debezium's own partition for them changes between JVMs.
 func javaHashCode(v any) (int32, error) {
 	switch x := v.(type) {
 	case nil:
