@@ -1,10 +1,13 @@
 package integration
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // The connector's transformation chain runs in the worker: the classic
@@ -83,6 +86,91 @@ func TestTransformsInWorker(t *testing.T) {
 	json.Unmarshal(evs[0].Raw, &first)
 	if first.Payload["__op"] != "r" || first.Payload["__deleted"] != "false" || first.Payload["first_name"] == nil {
 		t.Fatalf("flattened snapshot record: %s", evs[0].Raw)
+	}
+	d.stop()
+}
+
+// The outbox pattern over a real PostgreSQL (Debezium's Outbox Event
+// Router page): rows inserted into an outbox table (uuid id, aggregatetype,
+// aggregateid, type, jsonb payload) become events on
+// outbox.event.<aggregatetype>, keyed by aggregateid, with the "id" header
+// and, per table.fields.additional.placement=type:header:eventType, an
+// eventType header; table.expand.json.payload=true turns the jsonb string
+// into a struct. Updates (table.op.invalid.behavior=warn) and deletes of
+// outbox rows emit nothing.
+func TestOutboxEventRouterInWorker(t *testing.T) {
+	pg := startInventory(t)
+	mustExec(t, pg, `CREATE TABLE inventory.outboxevent (id uuid PRIMARY KEY, aggregatetype varchar(255) NOT NULL,
+		aggregateid varchar(255) NOT NULL, type varchar(255) NOT NULL, payload jsonb)`)
+	d := newDaemon(t)
+	d.start()
+	cfg := pgConnector(pg, map[string]string{
+		"table.include.list":     "inventory.outboxevent",
+		"tombstones.on.delete":   "false",
+		"transforms":             "outbox",
+		"transforms.outbox.type": "io.debezium.transforms.outbox.EventRouter",
+		"transforms.outbox.table.fields.additional.placement": "type:header:eventType",
+		"transforms.outbox.table.expand.json.payload":         "true",
+	})
+	if code, body := d.do("POST", "/connectors", map[string]any{"name": "outbox", "config": cfg}); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	d.waitTaskState("outbox", "RUNNING")
+	mustExec(t, pg, `INSERT INTO inventory.outboxevent VALUES
+		('406c07f3-26f0-4eea-a50c-109940064b8f', 'Order', '1', 'OrderCreated', '{"id": 1, "lineItems": [{"item": "Debezium in Action", "quantity": 2}], "customerId": 123}');
+		UPDATE inventory.outboxevent SET type = 'Changed';
+		DELETE FROM inventory.outboxevent;
+		INSERT INTO inventory.outboxevent VALUES ('4d47e190-0402-4048-bc2c-89dd54343cdc', 'Customer', '123', 'CustomerCreated', '{"name": "Sally"}')`)
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafka), kgo.ConsumeRegex(), kgo.ConsumeTopics(`^(outbox\..*|dbserver1\..*)$`),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.MetadataMinAge(100*time.Millisecond), kgo.MetadataMaxAge(500*time.Millisecond),
+		kgo.FetchMaxWait(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var recs []*kgo.Record
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for len(recs) < 2 && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { recs = append(recs, r) })
+	}
+	// Nothing else arrives: the update and the delete are dropped.
+	late, cancelLate := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancelLate()
+	for ctx.Err() == nil && late.Err() == nil {
+		cl.PollFetches(late).EachRecord(func(r *kgo.Record) { recs = append(recs, r) })
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2 (the two inserts)", len(recs))
+	}
+	want := []struct{ topic, key, id, typ, value string }{
+		{"outbox.event.Order", `"1"`, "406c07f3-26f0-4eea-a50c-109940064b8f", "OrderCreated",
+			`{"id":1,"lineItems":[{"item":"Debezium in Action","quantity":2}],"customerId":123}`},
+		{"outbox.event.Customer", `"123"`, "4d47e190-0402-4048-bc2c-89dd54343cdc", "CustomerCreated", `{"name":"Sally"}`},
+	}
+	for i, r := range recs {
+		w := want[i]
+		var k, v struct {
+			Payload json.RawMessage `json:"payload"`
+		}
+		if err := json.Unmarshal(r.Key, &k); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatal(err)
+		}
+		hs := map[string]string{}
+		for _, h := range r.Headers {
+			hs[h.Key] = string(h.Value)
+		}
+		if r.Topic != w.topic || string(k.Payload) != w.key || hs["id"] != w.id || hs["eventType"] != w.typ || string(v.Payload) != w.value {
+			t.Fatalf("record %d: topic %s key %s headers %v value %s\nwant %+v", i, r.Topic, r.Key, hs, r.Value, w)
+		}
+		// The value schema is the one inferred from the JSON document.
+		if i == 0 && !strings.Contains(string(r.Value), `"name":"payload"`) {
+			t.Fatalf("expanded payload has no inferred struct schema: %s", r.Value)
+		}
 	}
 	d.stop()
 }

@@ -58,6 +58,11 @@ var registry = func() []plugin {
 	}
 	ps := []plugin{
 		t(dbzPkg+"ExtractNewRecordState", func() connect.Transformation { return &ExtractNewRecordState{} }),
+		t(dbzPkg+"ByLogicalTableRouter", func() connect.Transformation { return &ByLogicalTableRouter{} }),
+		t(dbzPkg+"ToLogicalTopicRouter", func() connect.Transformation { return &ToLogicalTopicRouter{} }),
+		t(dbzPkg+"HeaderToValue", func() connect.Transformation { return &HeaderToValue{} }),
+		t(dbzPkg+"outbox.EventRouter", func() connect.Transformation { return &EventRouter{} }),
+		t(dbzPkg+"partitions.PartitionRouting", func() connect.Transformation { return &PartitionRouting{} }),
 		t(kafkaPkg+"RegexRouter", func() connect.Transformation { return &RegexRouter{} }),
 		t(kafkaPkg+"TimestampRouter", func() connect.Transformation { return &TimestampRouter{} }),
 		t(kafkaPkg+"ValueToKey", func() connect.Transformation { return &ValueToKey{} }),
