@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/heartbeat"
 )
 
 // Configuration keys, as Debezium's MySqlConnectorConfig / MariaDbConnectorConfig
@@ -32,6 +33,8 @@ const (
 	KeyGTIDSourceIncludes      = "gtid.source.includes"
 	KeyGTIDSourceExcludes      = "gtid.source.excludes"
 	KeyHeartbeatIntervalMs     = "heartbeat.interval.ms"
+	KeyHeartbeatActionQuery    = "heartbeat.action.query"
+	KeyHeartbeatTopicPrefix    = "topic.heartbeat.prefix"
 	KeyTombstonesOnDelete      = "tombstones.on.delete"
 	KeyDecimalHandlingMode     = "decimal.handling.mode"
 	KeyTimePrecisionMode       = "time.precision.mode"
@@ -86,17 +89,6 @@ func regexList(v string) string {
 		}
 	}
 	return ""
-}
-
-// onlyDefault accepts Debezium's values but reports those connectd does not
-// implement yet, naming the supported one.
-func onlyDefault(def string) func(string) string {
-	return func(v string) string {
-		if !strings.EqualFold(v, def) {
-			return "connectd supports only " + def + " for now"
-		}
-		return ""
-	}
 }
 
 var (
@@ -187,18 +179,38 @@ func buildDef(f flavor) *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: KeyGTIDSourceExcludes, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
 			Doc: "Regular expressions of GTID source ids left out of the offset's GTID set.", Validator: regexList}).
 		Define(connect.ConfigKey{Name: KeyHeartbeatIntervalMs, Type: connect.TypeInt, Default: connect.Str("0"), Importance: connect.Medium, Group: "Connector",
-			Doc: "Interval in ms between heartbeat messages (0 = none; not implemented yet).", Validator: onlyDefault("0")}).
+			Doc: "Interval in ms between heartbeat records on <topic.heartbeat.prefix>.<topic.prefix> while streaming (between transactions); 0 disables them. A heartbeat carries the binlog position reached, so committing it moves the stored offset forward while the captured tables are idle (Debezium's heartbeat.interval.ms).",
+			Validator: func(v string) string {
+				if n, err := strconv.Atoi(v); err != nil || n < 0 {
+					return "must be a non-negative integer"
+				}
+				return ""
+			}}).
+		Define(connect.ConfigKey{Name: KeyHeartbeatActionQuery, Type: connect.TypeString, Default: connect.Str(""), Importance: connect.Low, Group: "Connector",
+			Doc: "SQL statement run on the database before each heartbeat (e.g. an upsert into a heartbeat table, so that the binlog moves)."}).
+		Define(connect.ConfigKey{Name: KeyHeartbeatTopicPrefix, Type: connect.TypeString, Default: connect.Str(heartbeat.DefaultTopicsPrefix), Importance: connect.Low, Group: "Connector",
+			Doc: "Prefix of the heartbeat topic: <topic.heartbeat.prefix>.<topic.prefix>."}).
 		Define(connect.ConfigKey{Name: KeyTombstonesOnDelete, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
 			Doc: "Whether a delete event is followed by a tombstone (same key, null value)."}).
 		Define(connect.ConfigKey{Name: KeyDecimalHandlingMode, Type: connect.TypeString, Default: connect.Str("precise"), Importance: connect.Medium, Group: "Connector",
-			Doc: "precise: org.apache.kafka.connect.data.Decimal (double and string not implemented yet).", Validator: onlyDefault("precise")}).
+			Allowed: []string{"precise", "double", "string"},
+			Doc:     "DECIMAL/NUMERIC values: precise: org.apache.kafka.connect.data.Decimal (bytes, scale and precision parameters); double: float64 (may lose precision); string: the plain decimal text."}).
 		Define(connect.ConfigKey{Name: KeyTimePrecisionMode, Type: connect.TypeString, Default: connect.Str("adaptive_time_microseconds"), Importance: connect.Medium, Group: "Connector",
-			Doc:       "adaptive_time_microseconds: DATE as io.debezium.time.Date, DATETIME(0-3) as Timestamp (ms), DATETIME(4-6) as MicroTimestamp, TIME as MicroTime, TIMESTAMP as ZonedTimestamp (connect not implemented yet).",
-			Validator: onlyDefault("adaptive_time_microseconds")}).
+			Allowed: []string{"adaptive_time_microseconds", "adaptive", "connect"},
+			Doc:     "adaptive_time_microseconds: DATE as io.debezium.time.Date, DATETIME(0-3) as Timestamp (ms), DATETIME(4-6) as MicroTimestamp, TIME as MicroTime; connect: Kafka Connect's Date, Timestamp (ms) and Time (ms of the day; TIME values outside a day are null). TIMESTAMP is io.debezium.time.ZonedTimestamp in both. adaptive is refused, as Debezium.",
+			Validator: func(v string) string {
+				if strings.EqualFold(v, "adaptive") {
+					// Debezium's binlog connectors' own message.
+					return "The 'adaptive' time.precision.mode is no longer supported"
+				}
+				return ""
+			}}).
 		Define(connect.ConfigKey{Name: KeyBigintUnsignedMode, Type: connect.TypeString, Default: connect.Str("long"), Importance: connect.Medium, Group: "Connector",
-			Doc: "long: BIGINT UNSIGNED as int64, values above 2^63-1 wrap as Debezium's (precise not implemented yet).", Validator: onlyDefault("long")}).
+			Allowed: []string{"long", "precise"},
+			Doc:     "BIGINT UNSIGNED values: long: int64 (values above 2^63-1 wrap, as Debezium); precise: org.apache.kafka.connect.data.Decimal with scale 0, precision 20."}).
 		Define(connect.ConfigKey{Name: KeyBinaryHandlingMode, Type: connect.TypeString, Default: connect.Str("bytes"), Importance: connect.Low, Group: "Connector",
-			Doc: "bytes: BINARY/VARBINARY/BLOB as bytes (base64, base64-url-safe, hex not implemented yet).", Validator: onlyDefault("bytes")}).
+			Allowed: []string{"bytes", "base64", "base64-url-safe", "hex"},
+			Doc:     "BINARY/VARBINARY/BLOB values: bytes; base64 / base64-url-safe (padded) or hex (lower case) strings."}).
 		Define(connect.ConfigKey{Name: KeyDeserializationFailure, Type: connect.TypeString, Default: connect.Str("fail"), Importance: connect.Medium, Group: "Connector",
 			Allowed: []string{"fail", "warn", "skip", "ignore"},
 			Doc:     "What to do with a binlog event that cannot be decoded: fail the task (warn/skip are accepted and behave as fail for now)."}).
@@ -260,6 +272,10 @@ type config struct {
 	maxQueueSize         int
 	pollIntervalMs       int
 	connectTimeoutMs     int
+	modes                valueModes
+	heartbeatIntervalMs  int
+	heartbeatQuery       string
+	heartbeatTopic       string
 }
 
 func anchored(pats []string) []*regexp.Regexp {
@@ -289,6 +305,10 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 		tombstonesOnDelete: p.Bool(KeyTombstonesOnDelete),
 		maxBatchSize:       p.Int(KeyMaxBatchSize), maxQueueSize: p.Int(KeyMaxQueueSize),
 		pollIntervalMs: p.Int(KeyPollIntervalMs), connectTimeoutMs: p.Int(KeyConnectTimeoutMs),
+		modes: valueModes{decimal: strings.ToLower(p.String(KeyDecimalHandlingMode)), time: strings.ToLower(p.String(KeyTimePrecisionMode)),
+			bigintPrecise: strings.EqualFold(p.String(KeyBigintUnsignedMode), "precise"), binary: strings.ToLower(p.String(KeyBinaryHandlingMode))},
+		heartbeatIntervalMs: p.Int(KeyHeartbeatIntervalMs), heartbeatQuery: p.String(KeyHeartbeatActionQuery),
+		heartbeatTopic: heartbeat.Topic(p.String(KeyHeartbeatTopicPrefix), p.String(KeyTopicPrefix)),
 	}
 	return c, nil
 }

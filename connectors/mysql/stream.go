@@ -12,6 +12,7 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/connectd/connectd/connectors/internal/envelope"
+	"github.com/connectd/connectd/connectors/internal/heartbeat"
 )
 
 // txState follows the binlog position as Debezium's BinlogOffsetContext.
@@ -23,6 +24,26 @@ type txState struct {
 	events      int64  // events of the current transaction fully processed
 	skipEvents  int64  // on resume: events of the first transaction already emitted
 	skipRows    int64  // on resume: rows of event skipEvents already emitted
+	serverID    int64  // server_id of the last event read
+	tsSec       int64  // timestamp (s) of the last event read
+}
+
+// heartbeat runs heartbeat.action.query, if set, and queues a heartbeat
+// record (connectors/internal/heartbeat) carrying the position reached
+// between transactions: file/pos of the next transaction, the GTID set
+// completed, server_id and ts_sec of the last event and no event/row to
+// skip, as Debezium's BinlogOffsetContext after a commit.
+func (t *Task) heartbeat(ctx context.Context, s *txState) error {
+	if q := t.cfg.heartbeatQuery; q != "" {
+		if _, err := t.conn.Execute(q); err != nil {
+			return fmt.Errorf("mysql: %s: %w", KeyHeartbeatActionQuery, err)
+		}
+	}
+	off := offset{file: s.file, pos: s.txStart, gtids: s.gtidsBefore, tsSec: s.tsSec}.toMap()
+	if s.serverID != 0 {
+		off[offServerID] = s.serverID
+	}
+	return t.emit(ctx, heartbeat.Record(t.cfg.heartbeatTopic, t.cfg.topicPrefix, t.partition, off, t.now()))
 }
 
 // stream reads the binlog from start (file/pos, skipping start.event events
@@ -46,13 +67,33 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 		return fmt.Errorf("mysql: start binlog dump at %s:%d: %w", start.file, start.pos, err)
 	}
 	s := txState{file: start.file, txStart: start.pos, gtidsBefore: start.gtids,
-		skipEvents: start.event, skipRows: start.row}
+		skipEvents: start.event, skipRows: start.row, serverID: start.serverID, tsSec: start.tsSec}
 	tables := map[uint64]*replication.TableMapEvent{}
+	beat := time.Duration(c.heartbeatIntervalMs) * time.Millisecond
+	nextBeat := time.Now().Add(beat)
 	for {
-		ev, err := st.GetEvent(ctx)
+		// Heartbeats leave only between transactions (and not while the
+		// first transaction after a restart is being skipped): their offset
+		// is then a clean restart point.
+		between := s.events == 0 && s.skipEvents == 0
+		if beat > 0 && between && !time.Now().Before(nextBeat) {
+			if err := t.heartbeat(ctx, &s); err != nil {
+				return err
+			}
+			nextBeat = time.Now().Add(beat)
+		}
+		gctx, cancel := ctx, context.CancelFunc(func() {})
+		if beat > 0 && between {
+			gctx, cancel = context.WithDeadline(ctx, nextBeat)
+		}
+		ev, err := st.GetEvent(gctx)
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
+			}
+			if gctx.Err() != nil {
+				continue // a heartbeat is due
 			}
 			if strings.Contains(err.Error(), "1236") {
 				return fmt.Errorf("mysql: binlog %s:%d is no longer available on the server (purged?): take a new snapshot (delete the offsets) or use snapshot.mode=when_needed: %w", start.file, start.pos, err)
@@ -61,6 +102,9 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 		}
 		h := ev.Header
 		evStart := int64(h.LogPos) - int64(h.EventSize)
+		if h.Timestamp != 0 {
+			s.serverID, s.tsSec = int64(h.ServerID), int64(h.Timestamp)
+		}
 		switch e := ev.Event.(type) {
 		case *replication.RotateEvent:
 			s.file = string(e.NextLogName)

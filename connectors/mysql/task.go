@@ -342,7 +342,7 @@ func (t *Task) tableSchema(conn *client.Conn, db, name string) (*tableSchema, er
 		}
 		t.catalog[id] = tb
 	}
-	ts := newTableSchema(t.cfg.topicPrefix, t.flavor, tb)
+	ts := newTableSchema(t.cfg.topicPrefix, t.flavor, tb, t.cfg.modes)
 	t.schemas[id] = ts
 	return ts, nil
 }
