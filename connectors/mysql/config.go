@@ -14,19 +14,26 @@ import (
 // Configuration keys, as Debezium's MySqlConnectorConfig / MariaDbConnectorConfig
 // (BinlogConnectorConfig) in 3.6.
 const (
-	KeyConnectorClass          = "connector.class"
-	KeyHostname                = "database.hostname"
-	KeyPort                    = "database.port"
-	KeyUser                    = "database.user"
-	KeyPassword                = "database.password"
-	KeyServerID                = "database.server.id"
-	KeyTopicPrefix             = "topic.prefix"
-	KeyDatabaseIncludeList     = "database.include.list"
-	KeyDatabaseExcludeList     = "database.exclude.list"
-	KeyTableIncludeList        = "table.include.list"
-	KeyTableExcludeList        = "table.exclude.list"
-	KeySnapshotMode            = "snapshot.mode"
-	KeySnapshotLockingMode     = "snapshot.locking.mode"
+	KeyConnectorClass      = "connector.class"
+	KeyHostname            = "database.hostname"
+	KeyPort                = "database.port"
+	KeyUser                = "database.user"
+	KeyPassword            = "database.password"
+	KeyServerID            = "database.server.id"
+	KeyTopicPrefix         = "topic.prefix"
+	KeyDatabaseIncludeList = "database.include.list"
+	KeyDatabaseExcludeList = "database.exclude.list"
+	KeyTableIncludeList    = "table.include.list"
+	KeyTableExcludeList    = "table.exclude.list"
+	KeySnapshotMode        = "snapshot.mode"
+	KeySnapshotLockingMode = "snapshot.locking.mode"
+
+	KeyConfigBasedSnapshotData   = "snapshot.mode.configuration.based.snapshot.data"
+	KeyConfigBasedSnapshotSchema = "snapshot.mode.configuration.based.snapshot.schema"
+	KeyConfigBasedStartStream    = "snapshot.mode.configuration.based.start.stream"
+	KeyConfigBasedOnSchemaError  = "snapshot.mode.configuration.based.snapshot.on.schema.error"
+	KeyConfigBasedOnDataError    = "snapshot.mode.configuration.based.snapshot.on.data.error"
+
 	KeyIncludeSchemaChanges    = "include.schema.changes"
 	KeyHistoryTopic            = "schema.history.internal.kafka.topic"
 	KeyHistoryBootstrap        = "schema.history.internal.kafka.bootstrap.servers"
@@ -62,17 +69,16 @@ const (
 	SnapshotConfigBased = "configuration_based"
 )
 
-// snapshotModes maps every accepted spelling to its mode and whether
-// connectd implements it.
-var snapshotModes = map[string]struct {
-	mode      string
-	supported bool
-}{
-	"initial": {SnapshotInitial, true}, "initial_only": {SnapshotInitialOnly, true},
-	"no_data": {SnapshotNoData, true}, "schema_only": {SnapshotNoData, true}, "never": {SnapshotNoData, true},
-	"when_needed": {SnapshotWhenNeeded, false}, "always": {SnapshotAlways, false},
-	"recovery": {SnapshotRecovery, false}, "schema_only_recovery": {SnapshotRecovery, false},
-	"configuration_based": {SnapshotConfigBased, false},
+// snapshotModes maps every accepted spelling to its mode. schema_only and
+// schema_only_recovery are the deprecated names of no_data and recovery
+// that Debezium's snapshot.mode documentation still describes (3.6.1's
+// enum no longer parses them); connectd accepts them with a warning.
+// never (Debezium <= 3.5: stream from the first binlog file) is refused.
+var snapshotModes = map[string]string{
+	"initial": SnapshotInitial, "initial_only": SnapshotInitialOnly, "no_data": SnapshotNoData,
+	"when_needed": SnapshotWhenNeeded, "always": SnapshotAlways, "recovery": SnapshotRecovery,
+	"configuration_based": SnapshotConfigBased,
+	"schema_only":         SnapshotNoData, "schema_only_recovery": SnapshotRecovery,
 }
 
 func positiveInt(v string) string {
@@ -150,17 +156,26 @@ func buildDef(f flavor) *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: KeyTableExcludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
 			Doc: "Regular expressions of tables not captured (only without table.include.list).", Validator: regexList}).
 		Define(connect.ConfigKey{Name: KeySnapshotMode, Type: connect.TypeString, Default: connect.Str(SnapshotInitial), Importance: connect.Low, Group: "Connector",
-			Doc: "initial: snapshot when there is no offset, then stream; initial_only: snapshot then stop; no_data (schema_only): stream from the current position.",
+			Doc: "As Debezium 3.6: initial: snapshot when there is no offset (or the stored one is an unfinished snapshot's), then stream; initial_only: the same snapshot, then stop; no_data: record the structures only, then stream from the current position; always: snapshot at every start; when_needed: as initial, and also when the stored binlog position was purged from the server; recovery: record the current structures at the stored offset (rebuilding a lost schema history), then stream from it; configuration_based: as the snapshot.mode.configuration.based.* keys say. schema_only and schema_only_recovery are deprecated names of no_data and recovery.",
 			Validator: func(v string) string {
-				m, ok := snapshotModes[strings.ToLower(v)]
-				if !ok {
-					return "must be one of initial, initial_only, when_needed, no_data, always, recovery, configuration_based"
+				if strings.EqualFold(v, "never") {
+					return "never is no longer supported (Debezium 3.6); use no_data, or when_needed"
 				}
-				if !m.supported {
-					return "connectd does not support snapshot.mode=" + m.mode + " yet (initial, initial_only, no_data)"
+				if _, ok := snapshotModes[strings.ToLower(v)]; !ok {
+					return "must be one of initial, initial_only, when_needed, no_data, always, recovery, configuration_based"
 				}
 				return ""
 			}}).
+		Define(connect.ConfigKey{Name: KeyConfigBasedSnapshotData, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+			Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the data should be snapshotted or not."}).
+		Define(connect.ConfigKey{Name: KeyConfigBasedSnapshotSchema, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+			Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the schema should be snapshotted or not."}).
+		Define(connect.ConfigKey{Name: KeyConfigBasedStartStream, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+			Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the stream should start or not after snapshot."}).
+		Define(connect.ConfigKey{Name: KeyConfigBasedOnSchemaError, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+			Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the schema should be snapshotted or not in case of error."}).
+		Define(connect.ConfigKey{Name: KeyConfigBasedOnDataError, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+			Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the data should be snapshotted or not in case of error."}).
 		Define(connect.ConfigKey{Name: KeySnapshotLockingMode, Type: connect.TypeString, Default: connect.Str("minimal"), Importance: connect.Low, Group: "Connector",
 			Allowed: []string{"minimal", "extended", "none"},
 			Doc:     "minimal: hold the global read lock only while the binlog position is read and the consistent-snapshot transaction opens; extended: for the whole snapshot; none: no lock (only safe without concurrent DDL)."}).
@@ -262,6 +277,8 @@ type config struct {
 	dbInclude, dbExclude []*regexp.Regexp
 	tbInclude, tbExclude []*regexp.Regexp
 	snapshotMode         string
+	snapshotModeAlias    string // the deprecated spelling used, if any
+	configBased          configBased
 	historyTopic         string
 	historyBrokers       []string
 	skipUnparseableDDL   bool
@@ -298,7 +315,9 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 		serverID: uint32(sid), topicPrefix: p.String(KeyTopicPrefix),
 		dbInclude: anchored(p.List(KeyDatabaseIncludeList)), dbExclude: anchored(p.List(KeyDatabaseExcludeList)),
 		tbInclude: anchored(p.List(KeyTableIncludeList)), tbExclude: anchored(p.List(KeyTableExcludeList)),
-		snapshotMode: snapshotModes[strings.ToLower(p.String(KeySnapshotMode))].mode,
+		snapshotMode: snapshotModes[strings.ToLower(p.String(KeySnapshotMode))],
+		configBased: configBased{data: p.Bool(KeyConfigBasedSnapshotData), schema: p.Bool(KeyConfigBasedSnapshotSchema),
+			stream: p.Bool(KeyConfigBasedStartStream), onSchemaError: p.Bool(KeyConfigBasedOnSchemaError), onDataError: p.Bool(KeyConfigBasedOnDataError)},
 		lockingMode:  strings.ToLower(p.String(KeySnapshotLockingMode)),
 		historyTopic: p.String(KeyHistoryTopic), historyBrokers: p.List(KeyHistoryBootstrap),
 		skipUnparseableDDL: p.Bool(KeySkipUnparseableDDL), includeSchemaChanges: p.Bool(KeyIncludeSchemaChanges),
@@ -309,6 +328,9 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 			bigintPrecise: strings.EqualFold(p.String(KeyBigintUnsignedMode), "precise"), binary: strings.ToLower(p.String(KeyBinaryHandlingMode))},
 		heartbeatIntervalMs: p.Int(KeyHeartbeatIntervalMs), heartbeatQuery: p.String(KeyHeartbeatActionQuery),
 		heartbeatTopic: heartbeat.Topic(p.String(KeyHeartbeatTopicPrefix), p.String(KeyTopicPrefix)),
+	}
+	if m := strings.ToLower(p.String(KeySnapshotMode)); m == "schema_only" || m == "schema_only_recovery" {
+		c.snapshotModeAlias = m
 	}
 	return c, nil
 }

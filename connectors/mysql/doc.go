@@ -36,8 +36,10 @@
 //     the topic. Without schema.history.internal.kafka.topic (connectd
 //     only; Debezium requires it) a restart reads information_schema.
 //
+// Snapshot modes (snapshot_mode.go) decide as Debezium 3.6's snapshotters;
+// a stored position whose binlog file was purged fails Start with
+// ErrBinlogUnavailable unless the mode allows a new snapshot (when_needed).
+//
 // Not implemented yet (issue 5): GTID-based restarts (file/pos is used;
-// gtids is written), schema.history.internal.store.only.*,
-// snapshot.mode=recovery (rebuilding a lost history),
-// snapshot modes other than initial/initial_only/no_data, column filters.
+// gtids is written), schema.history.internal.store.only.*, column filters.
 package mysql

@@ -96,7 +96,7 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 				continue // a heartbeat is due
 			}
 			if strings.Contains(err.Error(), "1236") {
-				return fmt.Errorf("mysql: binlog %s:%d is no longer available on the server (purged?): take a new snapshot (delete the offsets) or use snapshot.mode=when_needed: %w", start.file, start.pos, err)
+				return fmt.Errorf("%w: binlog %s:%d: take a new snapshot (delete the offsets) or use snapshot.mode=when_needed: %w", ErrBinlogUnavailable, start.file, start.pos, err)
 			}
 			return fmt.Errorf("mysql: read binlog: %w", err)
 		}
