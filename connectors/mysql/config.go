@@ -39,6 +39,7 @@ const (
 	KeyHistoryBootstrap        = "schema.history.internal.kafka.bootstrap.servers"
 	KeyGTIDSourceIncludes      = "gtid.source.includes"
 	KeyGTIDSourceExcludes      = "gtid.source.excludes"
+	KeyGTIDFilterDML           = "gtid.source.filter.dml.events"
 	KeyHeartbeatIntervalMs     = "heartbeat.interval.ms"
 	KeyHeartbeatActionQuery    = "heartbeat.action.query"
 	KeyHeartbeatTopicPrefix    = "topic.heartbeat.prefix"
@@ -190,9 +191,11 @@ func buildDef(f flavor) *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: KeyStoreOnlyCapturedTables, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "History Storage",
 			Doc: "Whether only DDL of captured tables is stored in the schema history."}).
 		Define(connect.ConfigKey{Name: KeyGTIDSourceIncludes, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
-			Doc: "Regular expressions of GTID source ids (server UUIDs, MariaDB domain-server) kept in the offset's GTID set.", Validator: regexList}).
+			Doc: "Regular expressions (anchored, case-insensitive) of GTID sources (MySQL server UUIDs, MariaDB <domain>-<server>) whose GTIDs the offset keeps and a restart resumes from; the server's current position is used for the others.", Validator: regexList}).
 		Define(connect.ConfigKey{Name: KeyGTIDSourceExcludes, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
-			Doc: "Regular expressions of GTID source ids left out of the offset's GTID set.", Validator: regexList}).
+			Doc: "Regular expressions of GTID sources left out of the offset's GTID set (only without gtid.source.includes).", Validator: regexList}).
+		Define(connect.ConfigKey{Name: KeyGTIDFilterDML, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
+			Doc: "Whether row changes of transactions whose GTID source is filtered out (gtid.source.includes/excludes) are skipped."}).
 		Define(connect.ConfigKey{Name: KeyHeartbeatIntervalMs, Type: connect.TypeInt, Default: connect.Str("0"), Importance: connect.Medium, Group: "Connector",
 			Doc: "Interval in ms between heartbeat records on <topic.heartbeat.prefix>.<topic.prefix> while streaming (between transactions); 0 disables them. A heartbeat carries the binlog position reached, so committing it moves the stored offset forward while the captured tables are idle (Debezium's heartbeat.interval.ms).",
 			Validator: func(v string) string {
@@ -290,6 +293,9 @@ type config struct {
 	pollIntervalMs       int
 	connectTimeoutMs     int
 	modes                valueModes
+	gtidInclude          []*regexp.Regexp
+	gtidExclude          []*regexp.Regexp
+	gtidFilterDML        bool
 	heartbeatIntervalMs  int
 	heartbeatQuery       string
 	heartbeatTopic       string
@@ -326,6 +332,8 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 		pollIntervalMs: p.Int(KeyPollIntervalMs), connectTimeoutMs: p.Int(KeyConnectTimeoutMs),
 		modes: valueModes{decimal: strings.ToLower(p.String(KeyDecimalHandlingMode)), time: strings.ToLower(p.String(KeyTimePrecisionMode)),
 			bigintPrecise: strings.EqualFold(p.String(KeyBigintUnsignedMode), "precise"), binary: strings.ToLower(p.String(KeyBinaryHandlingMode))},
+		gtidInclude: anchored(p.List(KeyGTIDSourceIncludes)), gtidExclude: anchored(p.List(KeyGTIDSourceExcludes)),
+		gtidFilterDML:       p.Bool(KeyGTIDFilterDML),
 		heartbeatIntervalMs: p.Int(KeyHeartbeatIntervalMs), heartbeatQuery: p.String(KeyHeartbeatActionQuery),
 		heartbeatTopic: heartbeat.Topic(p.String(KeyHeartbeatTopicPrefix), p.String(KeyTopicPrefix)),
 	}

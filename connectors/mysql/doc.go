@@ -40,6 +40,11 @@
 // a stored position whose binlog file was purged fails Start with
 // ErrBinlogUnavailable unless the mode allows a new snapshot (when_needed).
 //
-// Not implemented yet (issue 5): GTID-based restarts (file/pos is used;
-// gtids is written), schema.history.internal.store.only.*, column filters.
+// An offset with gtids resumes by GTID (gtid.go: MariaDB
+// @slave_connect_state, MySQL COM_BINLOG_DUMP_GTID) with the GTID source
+// filters applied as Debezium's filterGtidSet; file/pos are tracked from
+// the events for the offsets.
+//
+// Not implemented yet (issue 5): schema.history.internal.store.only.*,
+// column filters.
 package mysql

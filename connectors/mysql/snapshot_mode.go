@@ -79,7 +79,7 @@ func (t *Task) plan(ctx context.Context, prev *offset) (plan, error) {
 		return plan{}, errors.New("mysql: The connector previously stopped while taking a snapshot, but now the connector is configured to never allow snapshots. Reconfigure the connector to use snapshots initially or when needed.")
 	}
 	if offsetExists && !inProgress && s.stream && !s.data {
-		ok, err := t.binlogAvailable(prev.file)
+		ok, err := t.positionAvailable(*prev)
 		if err != nil {
 			return plan{}, err
 		}
@@ -135,6 +135,16 @@ func (t *Task) plan(ctx context.Context, prev *offset) (plan, error) {
 		}
 	}
 	return p, nil
+}
+
+// positionAvailable reports whether streaming can resume at o: by GTIDs
+// when the offset has them (gtidsAvailable), else whether its binlog file
+// is still on the server.
+func (t *Task) positionAvailable(o offset) (bool, error) {
+	if o.gtids != "" {
+		return t.gtidsAvailable(o.gtids)
+	}
+	return t.binlogAvailable(o.file)
 }
 
 // binlogAvailable reports whether binlog file is still on the server

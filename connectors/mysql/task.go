@@ -194,6 +194,7 @@ func (t *Task) binlogPosition() (offset, error) {
 	}
 	if g, err := t.conn.Execute(q); err == nil {
 		o.gtids, _ = g.GetString(0, 0)
+		o.gtids = t.cfg.filterGTIDs(o.gtids)
 	}
 	return o, nil
 }
