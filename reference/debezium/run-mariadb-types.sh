@@ -37,7 +37,7 @@ run_mode() {
     "${runas[@]}" &
   pid=$!
   # shellcheck disable=SC2064
-  trap "kill -9 $pid 2>/dev/null || true; rm -rf '$work'" RETURN
+  trap "kill -9 $pid 2>/dev/null || true; rm -rf '$work'" RETURN EXIT
   local sql=(mariadb --no-defaults --default-character-set=utf8mb4 -S "$work/mysqld.sock" -u root --batch)
   for _ in $(seq 1 600); do "${sql[@]}" -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
   "${sql[@]}" <<SQL

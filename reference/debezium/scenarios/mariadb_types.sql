@@ -70,16 +70,21 @@ CREATE TABLE edge_types (
   g_geometry GEOMETRY,
   g_point POINT,
   g_linestring LINESTRING,
-  g_polygon POLYGON
+  g_polygon POLYGON,
+  g_multipoint MULTIPOINT,
+  g_collection GEOMETRYCOLLECTION,
+  l_enum ENUM('à','é','plain') CHARACTER SET latin1,
+  c_cyr VARCHAR(10) CHARACTER SET cp1251
 ) DEFAULT CHARSET = utf8mb4;
 INSERT INTO edge_types VALUES
   (1, '0000-00-00', '0000-00-00', '0000-00-00 00:00:00', '0000-00-00 00:00:00', '0000-00-00 00:00:00',
    '0000-00-00 00:00:00', 'café', 'Ärger über Öl', 'naïve façade ÿ', ST_GeomFromText('POINT(1 2)'),
    ST_GeomFromText('POINT(3.5 -4.25)'), ST_GeomFromText('LINESTRING(0 0, 1 1, 2 0)'),
-   ST_GeomFromText('POLYGON((0 0, 4 0, 4 4, 0 4, 0 0))')),
+   ST_GeomFromText('POLYGON((0 0, 4 0, 4 4, 0 4, 0 0))'), ST_GeomFromText('MULTIPOINT(1 1, 2 2)'),
+   ST_GeomFromText('GEOMETRYCOLLECTION(POINT(1 1), LINESTRING(0 0, 1 1))'), 'é', 'Привет'),
   (2, '2024-02-29', '1970-01-01', '2024-02-29 13:14:15', '1970-01-01 00:00:00', '2024-02-29 13:14:15',
-   '1970-01-01 00:00:01', '', 'plain ascii', '', ST_GeomFromText('POLYGON((0 0, 1 0, 1 1, 0 0))'),
-   ST_GeomFromText('POINT(0 0)'), ST_GeomFromText('LINESTRING(-1 -1, 1 1)'),
-   ST_GeomFromText('POLYGON((0 0, 1 0, 0 1, 0 0))')),
+   '1970-01-01 00:00:01', '', 'plain ascii', '', ST_GeomFromText('POLYGON((0 0, 1 0, 1 1, 0 0))', 3857),
+   ST_GeomFromText('POINT(0 0)', 4326), ST_GeomFromText('LINESTRING(-1 -1, 1 1)'),
+   ST_GeomFromText('POLYGON((0 0, 1 0, 0 1, 0 0))'), ST_GeomFromText('MULTIPOINT(0 0)', 4326), NULL, 'plain', ''),
   (3, NULL, '2000-01-01', NULL, '2000-01-01 00:00:00', NULL, '2000-01-01 00:00:00', NULL, NULL, NULL, NULL, NULL,
-   NULL, NULL);
+   NULL, NULL, NULL, NULL, NULL, NULL);
