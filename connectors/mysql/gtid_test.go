@@ -19,8 +19,12 @@ type logBuffer struct {
 	b  bytes.Buffer
 }
 
-func (l *logBuffer) Write(p []byte) (int, error) { l.mu.Lock(); defer l.mu.Unlock(); return l.b.Write(p) }
-func (l *logBuffer) String() string              { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *logBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
 // loggedCtx gives the task a logger (connect.TaskLogger) writing to a buffer.
 type loggedCtx struct {

@@ -33,7 +33,12 @@ type txState struct {
 // record (connectors/internal/heartbeat) carrying the position reached
 // between transactions: file/pos of the next transaction, the GTID set
 // completed, server_id and ts_sec of the last event and no event/row to
-// skip, as Debezium's BinlogOffsetContext after a commit.
+// skip, as Debezium's BinlogOffsetContext after a commit. Debezium's
+// BinlogStreamingChangeEventSource also checks the interval after every
+// binlog event (so its heartbeats may carry a mid-transaction offset with
+// event/row) and on server heartbeat events; connectd checks it on a timer
+// and waits for the transaction's end, so every heartbeat offset is a
+// transaction boundary.
 func (t *Task) heartbeat(ctx context.Context, s *txState) error {
 	if q := t.cfg.heartbeatQuery; q != "" {
 		if _, err := t.conn.Execute(q); err != nil {
