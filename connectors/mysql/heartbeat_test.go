@@ -75,9 +75,20 @@ INSERT INTO inventory.t VALUES (1, 1);`); err != nil {
 		t.Errorf("heartbeat record:\n got: %s\nwant: %s", gotLine, want)
 	}
 
-	// The action query ran, and the position moved with its transactions.
-	p0, p2 := beats[0].SourceOffset, beats[2].SourceOffset
-	if p0[offFile] != p2[offFile] || p2[offPos].(int64) <= p0[offPos].(int64) || p2[offGTIDs] == p0[offGTIDs] {
+	// The action query ran, and the position moves with its transactions
+	// (they reach the binlog reader a moment after the heartbeat that ran
+	// them: wait for a later heartbeat past the first one's position).
+	p0 := beats[0].SourceOffset
+	var p2 map[string]any
+	pollUntil(t, task, func(rs []*connect.SourceRecord) bool {
+		for _, r := range rs {
+			if isBeat(r) && r.SourceOffset[offPos].(int64) > p0[offPos].(int64) {
+				p2 = r.SourceOffset
+			}
+		}
+		return p2 != nil
+	})
+	if p0[offFile] != p2[offFile] || p2[offGTIDs] == p0[offGTIDs] {
 		t.Errorf("heartbeat position did not advance: %v then %v", p0, p2)
 	}
 	for _, k := range []string{offRow, offEvent, offSnapshot} {
