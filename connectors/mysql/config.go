@@ -8,30 +8,41 @@ import (
 	"sync"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/heartbeat"
 )
 
 // Configuration keys, as Debezium's MySqlConnectorConfig / MariaDbConnectorConfig
 // (BinlogConnectorConfig) in 3.6.
 const (
-	KeyConnectorClass          = "connector.class"
-	KeyHostname                = "database.hostname"
-	KeyPort                    = "database.port"
-	KeyUser                    = "database.user"
-	KeyPassword                = "database.password"
-	KeyServerID                = "database.server.id"
-	KeyTopicPrefix             = "topic.prefix"
-	KeyDatabaseIncludeList     = "database.include.list"
-	KeyDatabaseExcludeList     = "database.exclude.list"
-	KeyTableIncludeList        = "table.include.list"
-	KeyTableExcludeList        = "table.exclude.list"
-	KeySnapshotMode            = "snapshot.mode"
-	KeySnapshotLockingMode     = "snapshot.locking.mode"
+	KeyConnectorClass      = "connector.class"
+	KeyHostname            = "database.hostname"
+	KeyPort                = "database.port"
+	KeyUser                = "database.user"
+	KeyPassword            = "database.password"
+	KeyServerID            = "database.server.id"
+	KeyTopicPrefix         = "topic.prefix"
+	KeyDatabaseIncludeList = "database.include.list"
+	KeyDatabaseExcludeList = "database.exclude.list"
+	KeyTableIncludeList    = "table.include.list"
+	KeyTableExcludeList    = "table.exclude.list"
+	KeySnapshotMode        = "snapshot.mode"
+	KeySnapshotLockingMode = "snapshot.locking.mode"
+
+	KeyConfigBasedSnapshotData   = "snapshot.mode.configuration.based.snapshot.data"
+	KeyConfigBasedSnapshotSchema = "snapshot.mode.configuration.based.snapshot.schema"
+	KeyConfigBasedStartStream    = "snapshot.mode.configuration.based.start.stream"
+	KeyConfigBasedOnSchemaError  = "snapshot.mode.configuration.based.snapshot.on.schema.error"
+	KeyConfigBasedOnDataError    = "snapshot.mode.configuration.based.snapshot.on.data.error"
+
 	KeyIncludeSchemaChanges    = "include.schema.changes"
 	KeyHistoryTopic            = "schema.history.internal.kafka.topic"
 	KeyHistoryBootstrap        = "schema.history.internal.kafka.bootstrap.servers"
 	KeyGTIDSourceIncludes      = "gtid.source.includes"
 	KeyGTIDSourceExcludes      = "gtid.source.excludes"
+	KeyGTIDFilterDML           = "gtid.source.filter.dml.events"
 	KeyHeartbeatIntervalMs     = "heartbeat.interval.ms"
+	KeyHeartbeatActionQuery    = "heartbeat.action.query"
+	KeyHeartbeatTopicPrefix    = "topic.heartbeat.prefix"
 	KeyTombstonesOnDelete      = "tombstones.on.delete"
 	KeyDecimalHandlingMode     = "decimal.handling.mode"
 	KeyTimePrecisionMode       = "time.precision.mode"
@@ -59,17 +70,16 @@ const (
 	SnapshotConfigBased = "configuration_based"
 )
 
-// snapshotModes maps every accepted spelling to its mode and whether
-// connectd implements it.
-var snapshotModes = map[string]struct {
-	mode      string
-	supported bool
-}{
-	"initial": {SnapshotInitial, true}, "initial_only": {SnapshotInitialOnly, true},
-	"no_data": {SnapshotNoData, true}, "schema_only": {SnapshotNoData, true}, "never": {SnapshotNoData, true},
-	"when_needed": {SnapshotWhenNeeded, false}, "always": {SnapshotAlways, false},
-	"recovery": {SnapshotRecovery, false}, "schema_only_recovery": {SnapshotRecovery, false},
-	"configuration_based": {SnapshotConfigBased, false},
+// snapshotModes maps every accepted spelling to its mode. schema_only and
+// schema_only_recovery are the deprecated names of no_data and recovery
+// that Debezium's snapshot.mode documentation still describes (3.6.1's
+// enum no longer parses them); connectd accepts them with a warning.
+// never (Debezium <= 3.5: stream from the first binlog file) is refused.
+var snapshotModes = map[string]string{
+	"initial": SnapshotInitial, "initial_only": SnapshotInitialOnly, "no_data": SnapshotNoData,
+	"when_needed": SnapshotWhenNeeded, "always": SnapshotAlways, "recovery": SnapshotRecovery,
+	"configuration_based": SnapshotConfigBased,
+	"schema_only":         SnapshotNoData, "schema_only_recovery": SnapshotRecovery,
 }
 
 func positiveInt(v string) string {
@@ -86,17 +96,6 @@ func regexList(v string) string {
 		}
 	}
 	return ""
-}
-
-// onlyDefault accepts Debezium's values but reports those connectd does not
-// implement yet, naming the supported one.
-func onlyDefault(def string) func(string) string {
-	return func(v string) string {
-		if !strings.EqualFold(v, def) {
-			return "connectd supports only " + def + " for now"
-		}
-		return ""
-	}
 }
 
 var (
@@ -158,17 +157,26 @@ func buildDef(f flavor) *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: KeyTableExcludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
 			Doc: "Regular expressions of tables not captured (only without table.include.list).", Validator: regexList}).
 		Define(connect.ConfigKey{Name: KeySnapshotMode, Type: connect.TypeString, Default: connect.Str(SnapshotInitial), Importance: connect.Low, Group: "Connector",
-			Doc: "initial: snapshot when there is no offset, then stream; initial_only: snapshot then stop; no_data (schema_only): stream from the current position.",
+			Doc: "As Debezium 3.6: initial: snapshot when there is no offset (or the stored one is an unfinished snapshot's), then stream; initial_only: the same snapshot, then stop; no_data: record the structures only, then stream from the current position; always: snapshot at every start; when_needed: as initial, and also when the stored binlog position was purged from the server; recovery: record the current structures at the stored offset (rebuilding a lost schema history), then stream from it; configuration_based: as the snapshot.mode.configuration.based.* keys say. schema_only and schema_only_recovery are deprecated names of no_data and recovery.",
 			Validator: func(v string) string {
-				m, ok := snapshotModes[strings.ToLower(v)]
-				if !ok {
-					return "must be one of initial, initial_only, when_needed, no_data, always, recovery, configuration_based"
+				if strings.EqualFold(v, "never") {
+					return "never is no longer supported (Debezium 3.6); use no_data, or when_needed"
 				}
-				if !m.supported {
-					return "connectd does not support snapshot.mode=" + m.mode + " yet (initial, initial_only, no_data)"
+				if _, ok := snapshotModes[strings.ToLower(v)]; !ok {
+					return "must be one of initial, initial_only, when_needed, no_data, always, recovery, configuration_based"
 				}
 				return ""
 			}}).
+		Define(connect.ConfigKey{Name: KeyConfigBasedSnapshotData, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+			Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the data should be snapshotted or not."}).
+		Define(connect.ConfigKey{Name: KeyConfigBasedSnapshotSchema, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+			Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the schema should be snapshotted or not."}).
+		Define(connect.ConfigKey{Name: KeyConfigBasedStartStream, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+			Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the stream should start or not after snapshot."}).
+		Define(connect.ConfigKey{Name: KeyConfigBasedOnSchemaError, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+			Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the schema should be snapshotted or not in case of error."}).
+		Define(connect.ConfigKey{Name: KeyConfigBasedOnDataError, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+			Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the data should be snapshotted or not in case of error."}).
 		Define(connect.ConfigKey{Name: KeySnapshotLockingMode, Type: connect.TypeString, Default: connect.Str("minimal"), Importance: connect.Low, Group: "Connector",
 			Allowed: []string{"minimal", "extended", "none"},
 			Doc:     "minimal: hold the global read lock only while the binlog position is read and the consistent-snapshot transaction opens; extended: for the whole snapshot; none: no lock (only safe without concurrent DDL)."}).
@@ -183,22 +191,44 @@ func buildDef(f flavor) *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: KeyStoreOnlyCapturedTables, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "History Storage",
 			Doc: "Whether only DDL of captured tables is stored in the schema history."}).
 		Define(connect.ConfigKey{Name: KeyGTIDSourceIncludes, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
-			Doc: "Regular expressions of GTID source ids (server UUIDs, MariaDB domain-server) kept in the offset's GTID set.", Validator: regexList}).
+			Doc: "Regular expressions (anchored, case-insensitive) of GTID sources (MySQL server UUIDs, MariaDB <domain>-<server>) whose GTIDs the offset keeps and a restart resumes from; the server's current position is used for the others.", Validator: regexList}).
 		Define(connect.ConfigKey{Name: KeyGTIDSourceExcludes, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
-			Doc: "Regular expressions of GTID source ids left out of the offset's GTID set.", Validator: regexList}).
+			Doc: "Regular expressions of GTID sources left out of the offset's GTID set (only without gtid.source.includes).", Validator: regexList}).
+		Define(connect.ConfigKey{Name: KeyGTIDFilterDML, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
+			Doc: "Whether row changes of transactions whose GTID source is filtered out (gtid.source.includes/excludes) are skipped."}).
 		Define(connect.ConfigKey{Name: KeyHeartbeatIntervalMs, Type: connect.TypeInt, Default: connect.Str("0"), Importance: connect.Medium, Group: "Connector",
-			Doc: "Interval in ms between heartbeat messages (0 = none; not implemented yet).", Validator: onlyDefault("0")}).
+			Doc: "Interval in ms between heartbeat records on <topic.heartbeat.prefix>.<topic.prefix> while streaming (between transactions); 0 disables them. A heartbeat carries the binlog position reached, so committing it moves the stored offset forward while the captured tables are idle (Debezium's heartbeat.interval.ms).",
+			Validator: func(v string) string {
+				if n, err := strconv.Atoi(v); err != nil || n < 0 {
+					return "must be a non-negative integer"
+				}
+				return ""
+			}}).
+		Define(connect.ConfigKey{Name: KeyHeartbeatActionQuery, Type: connect.TypeString, Default: connect.Str(""), Importance: connect.Low, Group: "Connector",
+			Doc: "SQL statement run on the database before each heartbeat (e.g. an upsert into a heartbeat table, so that the binlog moves)."}).
+		Define(connect.ConfigKey{Name: KeyHeartbeatTopicPrefix, Type: connect.TypeString, Default: connect.Str(heartbeat.DefaultTopicsPrefix), Importance: connect.Low, Group: "Connector",
+			Doc: "Prefix of the heartbeat topic: <topic.heartbeat.prefix>.<topic.prefix>."}).
 		Define(connect.ConfigKey{Name: KeyTombstonesOnDelete, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
 			Doc: "Whether a delete event is followed by a tombstone (same key, null value)."}).
 		Define(connect.ConfigKey{Name: KeyDecimalHandlingMode, Type: connect.TypeString, Default: connect.Str("precise"), Importance: connect.Medium, Group: "Connector",
-			Doc: "precise: org.apache.kafka.connect.data.Decimal (double and string not implemented yet).", Validator: onlyDefault("precise")}).
+			Allowed: []string{"precise", "double", "string"},
+			Doc:     "DECIMAL/NUMERIC values: precise: org.apache.kafka.connect.data.Decimal (bytes, scale and precision parameters); double: float64 (may lose precision); string: the plain decimal text."}).
 		Define(connect.ConfigKey{Name: KeyTimePrecisionMode, Type: connect.TypeString, Default: connect.Str("adaptive_time_microseconds"), Importance: connect.Medium, Group: "Connector",
-			Doc:       "adaptive_time_microseconds: DATE as io.debezium.time.Date, DATETIME(0-3) as Timestamp (ms), DATETIME(4-6) as MicroTimestamp, TIME as MicroTime, TIMESTAMP as ZonedTimestamp (connect not implemented yet).",
-			Validator: onlyDefault("adaptive_time_microseconds")}).
+			Allowed: []string{"adaptive_time_microseconds", "adaptive", "connect"},
+			Doc:     "adaptive_time_microseconds: DATE as io.debezium.time.Date, DATETIME(0-3) as Timestamp (ms), DATETIME(4-6) as MicroTimestamp, TIME as MicroTime; connect: Kafka Connect's Date, Timestamp (ms) and Time (ms of the day; TIME values outside a day are null). TIMESTAMP is io.debezium.time.ZonedTimestamp in both. adaptive is refused, as Debezium.",
+			Validator: func(v string) string {
+				if strings.EqualFold(v, "adaptive") {
+					// Debezium's binlog connectors' own message.
+					return "The 'adaptive' time.precision.mode is no longer supported"
+				}
+				return ""
+			}}).
 		Define(connect.ConfigKey{Name: KeyBigintUnsignedMode, Type: connect.TypeString, Default: connect.Str("long"), Importance: connect.Medium, Group: "Connector",
-			Doc: "long: BIGINT UNSIGNED as int64, values above 2^63-1 wrap as Debezium's (precise not implemented yet).", Validator: onlyDefault("long")}).
+			Allowed: []string{"long", "precise"},
+			Doc:     "BIGINT UNSIGNED values: long: int64 (values above 2^63-1 wrap, as Debezium); precise: org.apache.kafka.connect.data.Decimal with scale 0, precision 20."}).
 		Define(connect.ConfigKey{Name: KeyBinaryHandlingMode, Type: connect.TypeString, Default: connect.Str("bytes"), Importance: connect.Low, Group: "Connector",
-			Doc: "bytes: BINARY/VARBINARY/BLOB as bytes (base64, base64-url-safe, hex not implemented yet).", Validator: onlyDefault("bytes")}).
+			Allowed: []string{"bytes", "base64", "base64-url-safe", "hex"},
+			Doc:     "BINARY/VARBINARY/BLOB values: bytes; base64 / base64-url-safe (padded) or hex (lower case) strings."}).
 		Define(connect.ConfigKey{Name: KeyDeserializationFailure, Type: connect.TypeString, Default: connect.Str("fail"), Importance: connect.Medium, Group: "Connector",
 			Allowed: []string{"fail", "warn", "skip", "ignore"},
 			Doc:     "What to do with a binlog event that cannot be decoded: fail the task (warn/skip are accepted and behave as fail for now)."}).
@@ -250,6 +280,8 @@ type config struct {
 	dbInclude, dbExclude []*regexp.Regexp
 	tbInclude, tbExclude []*regexp.Regexp
 	snapshotMode         string
+	snapshotModeAlias    string // the deprecated spelling used, if any
+	configBased          configBased
 	historyTopic         string
 	historyBrokers       []string
 	skipUnparseableDDL   bool
@@ -260,6 +292,13 @@ type config struct {
 	maxQueueSize         int
 	pollIntervalMs       int
 	connectTimeoutMs     int
+	modes                valueModes
+	gtidInclude          []*regexp.Regexp
+	gtidExclude          []*regexp.Regexp
+	gtidFilterDML        bool
+	heartbeatIntervalMs  int
+	heartbeatQuery       string
+	heartbeatTopic       string
 }
 
 func anchored(pats []string) []*regexp.Regexp {
@@ -282,13 +321,24 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 		serverID: uint32(sid), topicPrefix: p.String(KeyTopicPrefix),
 		dbInclude: anchored(p.List(KeyDatabaseIncludeList)), dbExclude: anchored(p.List(KeyDatabaseExcludeList)),
 		tbInclude: anchored(p.List(KeyTableIncludeList)), tbExclude: anchored(p.List(KeyTableExcludeList)),
-		snapshotMode: snapshotModes[strings.ToLower(p.String(KeySnapshotMode))].mode,
+		snapshotMode: snapshotModes[strings.ToLower(p.String(KeySnapshotMode))],
+		configBased: configBased{data: p.Bool(KeyConfigBasedSnapshotData), schema: p.Bool(KeyConfigBasedSnapshotSchema),
+			stream: p.Bool(KeyConfigBasedStartStream), onSchemaError: p.Bool(KeyConfigBasedOnSchemaError), onDataError: p.Bool(KeyConfigBasedOnDataError)},
 		lockingMode:  strings.ToLower(p.String(KeySnapshotLockingMode)),
 		historyTopic: p.String(KeyHistoryTopic), historyBrokers: p.List(KeyHistoryBootstrap),
 		skipUnparseableDDL: p.Bool(KeySkipUnparseableDDL), includeSchemaChanges: p.Bool(KeyIncludeSchemaChanges),
 		tombstonesOnDelete: p.Bool(KeyTombstonesOnDelete),
 		maxBatchSize:       p.Int(KeyMaxBatchSize), maxQueueSize: p.Int(KeyMaxQueueSize),
 		pollIntervalMs: p.Int(KeyPollIntervalMs), connectTimeoutMs: p.Int(KeyConnectTimeoutMs),
+		modes: valueModes{decimal: strings.ToLower(p.String(KeyDecimalHandlingMode)), time: strings.ToLower(p.String(KeyTimePrecisionMode)),
+			bigintPrecise: strings.EqualFold(p.String(KeyBigintUnsignedMode), "precise"), binary: strings.ToLower(p.String(KeyBinaryHandlingMode))},
+		gtidInclude: anchored(p.List(KeyGTIDSourceIncludes)), gtidExclude: anchored(p.List(KeyGTIDSourceExcludes)),
+		gtidFilterDML:       p.Bool(KeyGTIDFilterDML),
+		heartbeatIntervalMs: p.Int(KeyHeartbeatIntervalMs), heartbeatQuery: p.String(KeyHeartbeatActionQuery),
+		heartbeatTopic: heartbeat.Topic(p.String(KeyHeartbeatTopicPrefix), p.String(KeyTopicPrefix)),
+	}
+	if m := strings.ToLower(p.String(KeySnapshotMode)); m == "schema_only" || m == "schema_only_recovery" {
+		c.snapshotModeAlias = m
 	}
 	return c, nil
 }

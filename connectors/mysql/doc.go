@@ -11,8 +11,11 @@
 // information_schema), ddl.go (DDL parsed with the TiDB parser go-mysql
 // uses, applied to the table model), history.go (the schema history topic
 // in Debezium's HistoryRecord format), schema_change.go (schema change
-// events on <topic.prefix>), types.go (column mapping under Debezium's
-// default modes), source.go (source block), offsets.go.
+// events on <topic.prefix>), types.go (column mapping under every
+// handling mode: decimal, time precision, BIGINT UNSIGNED, binary; zero
+// dates; spatial types), charset.go (binlog text in single-byte character
+// sets such as latin1), source.go (source block), offsets.go. Heartbeats
+// (heartbeat.interval.ms) leave from stream.go between transactions.
 //
 // Invariants:
 //   - The snapshot reads inside a START TRANSACTION WITH CONSISTENT SNAPSHOT
@@ -33,9 +36,15 @@
 //     the topic. Without schema.history.internal.kafka.topic (connectd
 //     only; Debezium requires it) a restart reads information_schema.
 //
-// Not implemented yet (issue 5): GTID-based restarts (file/pos is used;
-// gtids is written), heartbeats, schema.history.internal.store.only.*,
-// snapshot.mode=recovery (rebuilding a lost history),
-// snapshot modes other than initial/initial_only/no_data, non-default
-// handling modes, column filters, spatial types.
+// Snapshot modes (snapshot_mode.go) decide as Debezium 3.6's snapshotters;
+// a stored position whose binlog file was purged fails Start with
+// ErrBinlogUnavailable unless the mode allows a new snapshot (when_needed).
+//
+// An offset with gtids resumes by GTID (gtid.go: MariaDB
+// @slave_connect_state, MySQL COM_BINLOG_DUMP_GTID) with the GTID source
+// filters applied as Debezium's filterGtidSet; file/pos are tracked from
+// the events for the offsets.
+//
+// Not implemented yet (issue 5): schema.history.internal.store.only.*,
+// column filters.
 package mysql

@@ -21,12 +21,12 @@ type tableSchema struct {
 	keyIdx   []int
 }
 
-func newTableSchema(prefix string, f flavor, t *table) *tableSchema {
+func newTableSchema(prefix string, f flavor, t *table, m valueModes) *tableSchema {
 	ts := &tableSchema{table: t, topic: prefix + "." + t.Schema + "." + t.Name}
 	vb := connect.StructSchema().Name(ts.topic + ".Value").Optional()
 	fieldOf := make([]int, len(t.cols))
 	for i := range t.cols {
-		ct := newColType(&t.cols[i])
+		ct := newColType(&t.cols[i], m)
 		ts.cols = append(ts.cols, ct)
 		fieldOf[i] = -1
 		if ct.kind == kUnsupported {
@@ -71,12 +71,12 @@ func (ts *tableSchema) convert(n int, get func(i int) (any, bool), conv func(ct 
 		if !null {
 			x, err := conv(ct, v)
 			switch {
-			case errors.Is(err, errZeroDate):
+			case errors.Is(err, errNoValue):
 				null = true
 			case err != nil:
 				return nil, fmt.Errorf("mysql: %s.%s: %w", ts.table.ID(), ct.col.Name, err)
 			default:
-				out[j] = x
+				out[j] = ct.present(x)
 			}
 		}
 		if null && !ct.schema.Optional {

@@ -29,7 +29,12 @@ import (
 //
 // With data=false (snapshot.mode=no_data) only the structures are
 // recorded (schema history, schema change events), as Debezium's no_data.
-func (t *Task) snapshot(ctx context.Context, data bool) (offset, error) {
+//
+// With at set (snapshot.mode=recovery) the structures are recorded at that
+// stored offset instead of the current binlog position, as Debezium's
+// BinlogSnapshotChangeEventSource when streaming does not start from the
+// snapshot; every record then carries that offset unchanged.
+func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, error) {
 	c := t.conn
 	locked := false
 	unlock := func() error {
@@ -66,6 +71,9 @@ func (t *Task) snapshot(ctx context.Context, data bool) (offset, error) {
 	}
 	ts := t.now().Truncate(1e9) // Debezium's snapshot ts_sec has second precision
 	base := offset{file: pos.file, pos: pos.pos, gtids: pos.gtids, tsSec: ts.Unix(), snapshot: true}
+	if at != nil {
+		pos, base = *at, *at
+	}
 	// The structures are read under the lock, so they are those of the
 	// binlog position; they start the schema history.
 	schemas := make([]*tableSchema, len(tables))

@@ -12,17 +12,44 @@ import (
 	"github.com/go-mysql-org/go-mysql/replication"
 
 	"github.com/connectd/connectd/connectors/internal/envelope"
+	"github.com/connectd/connectd/connectors/internal/heartbeat"
 )
 
 // txState follows the binlog position as Debezium's BinlogOffsetContext.
 type txState struct {
 	file        string
-	txStart     int64  // position of the current transaction's first event
-	gtidsBefore string // GTID set of the transactions completed before it
-	gtid        string // the current transaction's GTID ("" = none)
-	events      int64  // events of the current transaction fully processed
-	skipEvents  int64  // on resume: events of the first transaction already emitted
-	skipRows    int64  // on resume: rows of event skipEvents already emitted
+	txStart     int64                    // position of the current transaction's first event
+	gtidsBefore string                   // GTID set of the transactions completed before it
+	gtid        string                   // the current transaction's GTID ("" = none)
+	events      int64                    // events of the current transaction fully processed
+	skipEvents  int64                    // on resume: events of the first transaction already emitted
+	skipRows    int64                    // on resume: rows of event skipEvents already emitted
+	serverID    int64                    // server_id of the last event read
+	tsSec       int64                    // timestamp (s) of the last event read
+	keep        func(source string) bool // gtid.source.includes/excludes
+}
+
+// heartbeat runs heartbeat.action.query, if set, and queues a heartbeat
+// record (connectors/internal/heartbeat) carrying the position reached
+// between transactions: file/pos of the next transaction, the GTID set
+// completed, server_id and ts_sec of the last event and no event/row to
+// skip, as Debezium's BinlogOffsetContext after a commit. Debezium's
+// BinlogStreamingChangeEventSource also checks the interval after every
+// binlog event (so its heartbeats may carry a mid-transaction offset with
+// event/row) and on server heartbeat events; connectd checks it on a timer
+// and waits for the transaction's end, so every heartbeat offset is a
+// transaction boundary.
+func (t *Task) heartbeat(ctx context.Context, s *txState) error {
+	if q := t.cfg.heartbeatQuery; q != "" {
+		if _, err := t.conn.Execute(q); err != nil {
+			return fmt.Errorf("mysql: %s: %w", KeyHeartbeatActionQuery, err)
+		}
+	}
+	off := offset{file: s.file, pos: s.txStart, gtids: s.gtidsBefore, tsSec: s.tsSec}.toMap()
+	if s.serverID != 0 {
+		off[offServerID] = s.serverID
+	}
+	return t.emit(ctx, heartbeat.Record(t.cfg.heartbeatTopic, t.cfg.topicPrefix, t.partition, off, t.now()))
 }
 
 // stream reads the binlog from start (file/pos, skipping start.event events
@@ -41,26 +68,63 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	defer syncer.Close()
-	st, err := syncer.StartSync(gmysql.Position{Name: start.file, Pos: uint32(start.pos)})
-	if err != nil {
+	var st *replication.BinlogStreamer
+	var err error
+	if start.gtids != "" {
+		// As Debezium: an offset with GTIDs resumes by GTID (MariaDB
+		// @slave_connect_state, MySQL COM_BINLOG_DUMP_GTID), so the
+		// position survives binlog rotation and file renumbering; file/pos
+		// are still tracked for the offsets.
+		gset, err := t.restartGTIDSet(start.gtids)
+		if err != nil {
+			return err
+		}
+		t.log.Info("Registering binlog reader with GTID set", "gtids", gset.String(), "offset_gtids", start.gtids)
+		if st, err = syncer.StartSyncGTID(gset); err != nil {
+			return fmt.Errorf("mysql: start binlog dump at GTID set %s: %w", gset, err)
+		}
+	} else if st, err = syncer.StartSync(gmysql.Position{Name: start.file, Pos: uint32(start.pos)}); err != nil {
 		return fmt.Errorf("mysql: start binlog dump at %s:%d: %w", start.file, start.pos, err)
 	}
-	s := txState{file: start.file, txStart: start.pos, gtidsBefore: start.gtids,
-		skipEvents: start.event, skipRows: start.row}
+	s := txState{file: start.file, txStart: start.pos, gtidsBefore: c.filterGTIDs(start.gtids), keep: c.gtidSourceIncluded,
+		skipEvents: start.event, skipRows: start.row, serverID: start.serverID, tsSec: start.tsSec}
 	tables := map[uint64]*replication.TableMapEvent{}
+	beat := time.Duration(c.heartbeatIntervalMs) * time.Millisecond
+	nextBeat := time.Now().Add(beat)
 	for {
-		ev, err := st.GetEvent(ctx)
+		// Heartbeats leave only between transactions (and not while the
+		// first transaction after a restart is being skipped): their offset
+		// is then a clean restart point.
+		between := s.events == 0 && s.skipEvents == 0
+		if beat > 0 && between && !time.Now().Before(nextBeat) {
+			if err := t.heartbeat(ctx, &s); err != nil {
+				return err
+			}
+			nextBeat = time.Now().Add(beat)
+		}
+		gctx, cancel := ctx, context.CancelFunc(func() {})
+		if beat > 0 && between {
+			gctx, cancel = context.WithDeadline(ctx, nextBeat)
+		}
+		ev, err := st.GetEvent(gctx)
+		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
+			if gctx.Err() != nil {
+				continue // a heartbeat is due
+			}
 			if strings.Contains(err.Error(), "1236") {
-				return fmt.Errorf("mysql: binlog %s:%d is no longer available on the server (purged?): take a new snapshot (delete the offsets) or use snapshot.mode=when_needed: %w", start.file, start.pos, err)
+				return fmt.Errorf("%w: binlog %s:%d (gtids %q): take a new snapshot (delete the offsets) or use snapshot.mode=when_needed: %w", ErrBinlogUnavailable, start.file, start.pos, start.gtids, err)
 			}
 			return fmt.Errorf("mysql: read binlog: %w", err)
 		}
 		h := ev.Header
 		evStart := int64(h.LogPos) - int64(h.EventSize)
+		if h.Timestamp != 0 {
+			s.serverID, s.tsSec = int64(h.ServerID), int64(h.Timestamp)
+		}
 		switch e := ev.Event.(type) {
 		case *replication.RotateEvent:
 			s.file = string(e.NextLogName)
@@ -69,8 +133,9 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 				s.txStart, s.events = int64(e.Position), 0
 			}
 			continue
-		case *replication.FormatDescriptionEvent, *replication.GenericEvent:
-			continue
+		case *replication.FormatDescriptionEvent, *replication.GenericEvent, *replication.MariadbGTIDListEvent,
+			*replication.MariadbBinlogCheckPointEvent, *replication.PreviousGTIDsEvent:
+			continue // between transactions; not counted
 		case *replication.MariadbGTIDEvent:
 			s.txStart = evStart
 			s.gtid = fmt.Sprintf("%d-%d-%d", e.GTID.DomainID, e.GTID.ServerID, e.GTID.SequenceNumber)
@@ -160,7 +225,7 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 
 // commit ends the current transaction: next starts at nextPos.
 func (s *txState) commit(nextPos int64) {
-	if s.gtid != "" {
+	if s.gtid != "" && (s.keep == nil || s.keep(gtidSource(s.gtid))) {
 		s.gtidsBefore = mergeGTID(s.gtidsBefore, s.gtid)
 	}
 	s.gtid = ""
@@ -214,6 +279,9 @@ func (t *Task) rows(ctx context.Context, s *txState, h *replication.EventHeader,
 	db, name := string(e.Table.Schema), string(e.Table.Table)
 	if !t.cfg.included(db, name) {
 		return nil
+	}
+	if t.cfg.gtidFilterDML && s.gtid != "" && !t.cfg.gtidSourceIncluded(gtidSource(s.gtid)) {
+		return nil // "Skipping DML event because this GTID source is filtered", as Debezium
 	}
 	ts, err := t.tableSchema(t.conn, db, name)
 	if err != nil {

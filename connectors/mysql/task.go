@@ -56,7 +56,8 @@ type plan struct {
 	snapshot bool
 	schema   bool // snapshot.mode=no_data: record the structures only
 	stream   bool
-	start    offset // where streaming starts (and what it skips)
+	start    offset  // where streaming starts (and what it skips)
+	at       *offset // snapshot.mode=recovery: record the structures at this stored offset
 }
 
 func (t *Task) connect(ctx context.Context) (*client.Conn, error) {
@@ -126,10 +127,6 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 			prev = &o
 		}
 	}
-	p, err := t.plan(prev)
-	if err != nil {
-		return err
-	}
 	if t.cfg.historyTopic != "" {
 		brokers := t.cfg.historyBrokers
 		if len(brokers) == 0 {
@@ -143,22 +140,13 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 		if t.history, err = openHistory(ctx, brokers, t.cfg.historyTopic, t.cfg.topicPrefix); err != nil {
 			return err
 		}
-		if !p.snapshot && prev != nil {
-			// The structures current at the stored offset: binlog events
-			// after it were written with them (DDL after it is read again).
-			n, err := t.history.recover(ctx, *prev, t.catalog)
-			if err != nil {
-				return err
-			}
-			if n == 0 {
-				// Debezium fails here ("The db history topic is missing");
-				// connectd reads the structures from information_schema,
-				// which is right unless DDL ran after the stored offset.
-				t.log.Warn("schema history topic is empty; table structures come from information_schema", "topic", t.cfg.historyTopic)
-			} else {
-				t.log.Info("schema history recovered", "topic", t.cfg.historyTopic, "records", n, "tables", len(t.catalog))
-			}
-		}
+	}
+	if alias := t.cfg.snapshotModeAlias; alias != "" {
+		t.log.Warn("snapshot.mode=" + alias + " is deprecated; use snapshot.mode=" + t.cfg.snapshotMode)
+	}
+	p, err := t.plan(ctx, prev)
+	if err != nil {
+		return err
 	}
 	rctx, cancel := context.WithCancel(context.Background())
 	t.cancel = cancel
@@ -187,22 +175,6 @@ func (t *Task) checkServer() error {
 	return nil
 }
 
-func (t *Task) plan(prev *offset) (plan, error) {
-	if prev != nil && !prev.snapshot {
-		if t.cfg.snapshotMode == SnapshotInitialOnly {
-			return plan{}, nil
-		}
-		return plan{stream: true, start: *prev}, nil
-	}
-	switch t.cfg.snapshotMode {
-	case SnapshotInitialOnly:
-		return plan{snapshot: true}, nil
-	case SnapshotNoData:
-		return plan{schema: true, stream: true}, nil
-	}
-	return plan{snapshot: true, stream: true}, nil
-}
-
 // binlogPosition reads the current binlog file/position and GTID set.
 func (t *Task) binlogPosition() (offset, error) {
 	r, err := t.conn.Execute("SHOW MASTER STATUS")
@@ -222,6 +194,7 @@ func (t *Task) binlogPosition() (offset, error) {
 	}
 	if g, err := t.conn.Execute(q); err == nil {
 		o.gtids, _ = g.GetString(0, 0)
+		o.gtids = t.cfg.filterGTIDs(o.gtids)
 	}
 	return o, nil
 }
@@ -232,11 +205,13 @@ func (t *Task) run(ctx context.Context, p plan) {
 	err := func() error {
 		start := p.start
 		if p.snapshot || p.schema {
-			pos, err := t.snapshot(ctx, p.snapshot)
+			pos, err := t.snapshot(ctx, p.snapshot, p.at)
 			if err != nil {
 				return err
 			}
-			start = pos
+			if p.at == nil {
+				start = pos
+			}
 		}
 		if p.stream {
 			return t.stream(ctx, start)
@@ -342,7 +317,7 @@ func (t *Task) tableSchema(conn *client.Conn, db, name string) (*tableSchema, er
 		}
 		t.catalog[id] = tb
 	}
-	ts := newTableSchema(t.cfg.topicPrefix, t.flavor, tb)
+	ts := newTableSchema(t.cfg.topicPrefix, t.flavor, tb, t.cfg.modes)
 	t.schemas[id] = ts
 	return ts, nil
 }

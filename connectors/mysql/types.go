@@ -1,7 +1,11 @@
 package mysql
 
 import (
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"math"
 	"math/big"
 	"strconv"
 	"strings"
@@ -11,10 +15,22 @@ import (
 )
 
 // kind is how a column's values are represented, as Debezium's
-// MySqlValueConverters map them under the default modes
-// (decimal.handling.mode=precise, time.precision.mode=adaptive_time_microseconds,
-// bigint.unsigned.handling.mode=long, binary.handling.mode=bytes).
+// MySqlValueConverters / BinlogValueConverters map them. The handling modes
+// (valueModes) choose the kind and the final representation.
 type kind int
+
+// valueModes are the connector's value handling modes, as Debezium's
+// decimal.handling.mode, time.precision.mode, bigint.unsigned.handling.mode
+// and binary.handling.mode.
+type valueModes struct {
+	decimal       string // precise (Decimal), double (float64), string (plain decimal text)
+	time          string // adaptive_time_microseconds, connect
+	bigintPrecise bool   // BIGINT UNSIGNED as Decimal(20,0) instead of a wrapping int64
+	binary        string // bytes, base64, base64-url-safe, hex
+}
+
+// defaultModes are Debezium's defaults.
+var defaultModes = valueModes{decimal: "precise", time: "adaptive_time_microseconds", binary: "bytes"}
 
 const (
 	kInt16 kind = iota
@@ -35,19 +51,50 @@ const (
 	kBool      // BIT(1)
 	kBits      // io.debezium.data.Bits
 	kBytes     // BINARY, VARBINARY, BLOB
+	kUDecimal  // BIGINT UNSIGNED with bigint.unsigned.handling.mode=precise: Decimal(20,0)
+	kTimeMs    // TIME as a Connect Time: int32 ms of the day (time.precision.mode=connect)
+	kGeometry  // io.debezium.data.geometry.Geometry {wkb, srid}
+	kPoint     // io.debezium.data.geometry.Point {x, y, wkb, srid}
 	kUnsupported
 )
+
+// Spatial schemas, as Debezium's io.debezium.data.geometry.Geometry and
+// Point (the value of a spatial column is MySQL's internal format: a
+// little-endian uint32 SRID, then WKB).
+func geometrySchema(optional bool) *connect.SchemaBuilder {
+	b := connect.StructSchema().Name("io.debezium.data.geometry.Geometry").Version(1).Doc("Geometry").
+		Field("wkb", connect.Prim(connect.Bytes, false)).Field("srid", connect.Prim(connect.Int32, true))
+	if optional {
+		b.Optional()
+	}
+	return b
+}
+
+func pointSchema(optional bool) *connect.SchemaBuilder {
+	b := connect.StructSchema().Name("io.debezium.data.geometry.Point").Version(1).Doc("Geometry (POINT)").
+		Field("x", connect.Prim(connect.Float64, false)).Field("y", connect.Prim(connect.Float64, false)).
+		Field("wkb", connect.Prim(connect.Bytes, true)).Field("srid", connect.Prim(connect.Int32, true))
+	if optional {
+		b.Optional()
+	}
+	return b
+}
 
 // colType is a column's mapping.
 type colType struct {
 	kind     kind
 	schema   *connect.Schema
 	col      *column
+	modes    valueModes
 	fallback any // value of a NOT NULL column without default when the row has none
 }
 
-func newColType(c *column) colType {
-	ct := colType{col: c}
+// newColType maps column c under the handling modes m, as Debezium 3.6's
+// MySQL connector documents its data type mappings ("How the connector
+// maps data types"), checked against real captures for every mode
+// (testdata/debezium/mariadb_types_<mode>.jsonl).
+func newColType(c *column, m valueModes) colType {
+	ct := colType{col: c, modes: m}
 	b := func(t connect.Type) *connect.SchemaBuilder { return connect.NewSchema(t) }
 	var sb *connect.SchemaBuilder
 	switch c.dataType {
@@ -68,11 +115,23 @@ func newColType(c *column) colType {
 			ct.kind, sb = kInt32, b(connect.Int32)
 		}
 	case "bigint":
-		ct.kind, sb = kInt64, b(connect.Int64)
+		if c.unsigned && m.bigintPrecise {
+			ct.kind = kUDecimal
+			sb = b(connect.Bytes).Name(connect.DecimalName).Version(1).Param("scale", "0").Param("connect.decimal.precision", "20")
+		} else {
+			ct.kind, sb = kInt64, b(connect.Int64)
+		}
 	case "decimal", "numeric":
 		ct.kind = kDecimal
-		sb = b(connect.Bytes).Name(connect.DecimalName).Version(1).
-			Param("scale", strconv.Itoa(c.scale)).Param("connect.decimal.precision", strconv.Itoa(c.precision))
+		switch m.decimal {
+		case "double":
+			sb = b(connect.Float64)
+		case "string":
+			sb = b(connect.String)
+		default:
+			sb = b(connect.Bytes).Name(connect.DecimalName).Version(1).
+				Param("scale", strconv.Itoa(c.scale)).Param("connect.decimal.precision", strconv.Itoa(c.precision))
+		}
 	case "float":
 		ct.kind, sb = kFloat, b(connect.Float32)
 	case "double", "real":
@@ -80,17 +139,29 @@ func newColType(c *column) colType {
 	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json":
 		ct.kind, sb = kString, b(connect.String)
 	case "date":
-		ct.kind, sb = kDate, b(connect.Int32).Name("io.debezium.time.Date").Version(1)
-	case "datetime":
-		if c.fsp <= 3 {
-			ct.kind, sb = kTimestamp, b(connect.Int64).Name("io.debezium.time.Timestamp").Version(1)
+		if m.time == "connect" {
+			ct.kind, sb = kDate, b(connect.Int32).Name(connect.DateName).Version(1)
 		} else {
+			ct.kind, sb = kDate, b(connect.Int32).Name("io.debezium.time.Date").Version(1)
+		}
+	case "datetime":
+		switch {
+		case m.time == "connect":
+			ct.kind, sb = kTimestamp, b(connect.Int64).Name(connect.TimestampName).Version(1)
+		case c.fsp <= 3:
+			ct.kind, sb = kTimestamp, b(connect.Int64).Name("io.debezium.time.Timestamp").Version(1)
+		default:
 			ct.kind, sb = kMicroTS, b(connect.Int64).Name("io.debezium.time.MicroTimestamp").Version(1)
 		}
 	case "timestamp":
 		ct.kind, sb = kZoned, b(connect.String).Name("io.debezium.time.ZonedTimestamp").Version(1)
 	case "time":
-		ct.kind, sb = kMicroTime, b(connect.Int64).Name("io.debezium.time.MicroTime").Version(1)
+		switch {
+		case m.time == "connect":
+			ct.kind, sb = kTimeMs, b(connect.Int32).Name(connect.TimeName).Version(1)
+		default:
+			ct.kind, sb = kMicroTime, b(connect.Int64).Name("io.debezium.time.MicroTime").Version(1)
+		}
 	case "year":
 		ct.kind, sb = kYear, b(connect.Int32).Name("io.debezium.time.Year").Version(1)
 	case "enum":
@@ -104,7 +175,15 @@ func newColType(c *column) colType {
 			ct.kind, sb = kBits, b(connect.Bytes).Name("io.debezium.data.Bits").Version(1).Param("length", strconv.Itoa(c.precision))
 		}
 	case "binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob":
-		ct.kind, sb = kBytes, b(connect.Bytes)
+		if m.binary == "" || m.binary == "bytes" {
+			ct.kind, sb = kBytes, b(connect.Bytes)
+		} else {
+			ct.kind, sb = kBytes, b(connect.String)
+		}
+	case "point":
+		ct.kind, sb = kPoint, pointSchema(c.Optional)
+	case "geometry", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection", "geomcollection":
+		ct.kind, sb = kGeometry, geometrySchema(c.Optional)
 	default:
 		ct.kind = kUnsupported
 		return ct
@@ -158,9 +237,18 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 		lit = strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
 	}
 	switch ct.kind {
-	case kInt16, kInt32, kInt64, kFloat, kDouble, kString, kDecimal, kYear, kEnum, kSet:
+	case kInt16, kInt32, kInt64, kFloat, kDouble, kString, kDecimal, kYear, kEnum, kSet, kUDecimal:
 		v, err := ct.fromText([]byte(lit))
+		if err == nil && v != nil {
+			v = ct.present(v)
+		}
 		return v, err == nil && v != nil
+	case kZoned:
+		// A zero TIMESTAMP default is the epoch, as Debezium's schema default
+		// (mariadb_types_default.jsonl, edge_types.ts_zero_nn).
+		if strings.HasPrefix(lit, "0000-00-00") {
+			return zoned(time.Unix(0, 0), ct.col.fsp), true
+		}
 	}
 	return nil, false
 }
@@ -171,6 +259,12 @@ func (ct *colType) fromText(b []byte) (any, error) {
 	s := string(b)
 	c := ct.col
 	switch ct.kind {
+	case kUDecimal:
+		u, ok := new(big.Int).SetString(s, 10)
+		if !ok {
+			return nil, fmt.Errorf("invalid BIGINT UNSIGNED %q", s)
+		}
+		return connect.Decimal{Unscaled: u, Scale: 0}, nil
 	case kInt16, kInt32, kInt64, kYear:
 		var n int64
 		if c.unsigned {
@@ -215,6 +309,20 @@ func (ct *colType) fromText(b []byte) (any, error) {
 		return zoned(t, c.fsp), nil
 	case kMicroTime:
 		return parseTime(s)
+	case kTimeMs:
+		us, err := parseTime(s)
+		if err != nil {
+			return nil, err
+		}
+		if ct.modes.time == "connect" && (us < 0 || us >= 24*3600*1_000_000) {
+			// A Connect Time is a time of day: Debezium emits null (or the
+			// NOT NULL fallback) for durations outside it
+			// (mariadb_types_time_connect.jsonl, c_time6 = ±838:59:59).
+			return nil, errNoValue
+		}
+		return int32(us / 1000), nil
+	case kGeometry, kPoint:
+		return ct.spatial(b)
 	case kBool:
 		return len(b) > 0 && bytesToUint(b) != 0, nil
 	case kBits:
@@ -225,12 +333,16 @@ func (ct *colType) fromText(b []byte) (any, error) {
 	return nil, fmt.Errorf("unsupported type %s", c.columnType)
 }
 
-// errZeroDate marks a zero date ('0000-00-00'), which Debezium emits as null.
-var errZeroDate = fmt.Errorf("zero date")
+// errNoValue marks a value Debezium emits as null (for a NOT NULL column:
+// the schema default, else the type's zero: epoch day 0, epoch ms 0):
+// a zero date ('0000-00-00'), as Debezium's BinlogValueConverters
+// ("Invalid value '0000-00-00' … converted to empty value"), or a TIME
+// outside a Connect Time's day.
+var errNoValue = fmt.Errorf("no value")
 
 func zeroDate(s string, err error) error {
 	if strings.HasPrefix(s, "0000-00-00") {
-		return errZeroDate
+		return errNoValue
 	}
 	return err
 }
@@ -252,15 +364,9 @@ func (ct *colType) fromBinlog(v any) (any, error) {
 	c := ct.col
 	switch x := v.(type) {
 	case string:
-		if ct.kind == kBytes {
-			return ct.padBinary([]byte(x)), nil
-		}
-		return ct.fromText([]byte(x))
+		return ct.fromBinlogBytes([]byte(x))
 	case []byte:
-		if ct.kind == kBytes {
-			return ct.padBinary(append([]byte(nil), x...)), nil
-		}
-		return ct.fromText(x)
+		return ct.fromBinlogBytes(x)
 	case float32:
 		if ct.kind == kDouble {
 			return float64(x), nil
@@ -295,6 +401,8 @@ func (ct *colType) fromBinlog(v any) (any, error) {
 		return nil, fmt.Errorf("unexpected binlog value %T for %s", v, c.columnType)
 	}
 	switch ct.kind {
+	case kUDecimal:
+		return connect.Decimal{Unscaled: new(big.Int).SetUint64(u), Scale: 0}, nil
 	case kInt16, kInt32, kInt64, kYear:
 		if c.unsigned {
 			n = int64(u)
@@ -319,6 +427,104 @@ func (ct *colType) fromBinlog(v any) (any, error) {
 		return bitsValue(u, c.precision), nil
 	}
 	return nil, fmt.Errorf("unexpected integer binlog value for %s", c.columnType)
+}
+
+// fromBinlogBytes converts a row event's string or bytes value: binary
+// types as they are, strings decoded from the column's character set, a
+// zero TIMESTAMP as the epoch (the binlog stores it as 0 seconds;
+// Debezium's binlog reader emits 1970-01-01T00:00:00Z while its snapshot
+// emits null, mariadb_types_default.jsonl).
+func (ct *colType) fromBinlogBytes(b []byte) (any, error) {
+	switch ct.kind {
+	case kBytes:
+		return ct.padBinary(append([]byte(nil), b...)), nil
+	case kGeometry, kPoint:
+		return ct.spatial(b)
+	case kString, kEnum, kSet:
+		return decodeCharset(ct.col.charset, b)
+	case kZoned:
+		if strings.HasPrefix(string(b), "0000-00-00") {
+			return zoned(time.Unix(0, 0), ct.col.fsp), nil
+		}
+	}
+	return ct.fromText(b)
+}
+
+// present applies decimal.handling.mode and binary.handling.mode to a
+// converted value, as Debezium: double is the decimal's nearest float64,
+// string its plain text at the column's scale; base64 (standard, padded),
+// base64-url-safe (padded) and hex (lower case) encode the bytes.
+func (ct *colType) present(v any) any {
+	switch ct.kind {
+	case kDecimal:
+		d, ok := v.(connect.Decimal)
+		if !ok {
+			return v
+		}
+		switch ct.modes.decimal {
+		case "double":
+			f, _ := strconv.ParseFloat(decimalText(d), 64)
+			return f
+		case "string":
+			return decimalText(d)
+		}
+	case kBytes:
+		b, ok := v.([]byte)
+		if !ok {
+			return v
+		}
+		switch ct.modes.binary {
+		case "base64":
+			return base64.StdEncoding.EncodeToString(b)
+		case "base64-url-safe":
+			return base64.URLEncoding.EncodeToString(b)
+		case "hex":
+			return hex.EncodeToString(b)
+		}
+	}
+	return v
+}
+
+// decimalText renders a decimal as Java's BigDecimal.toPlainString.
+func decimalText(d connect.Decimal) string {
+	s := new(big.Int).Abs(d.Unscaled).String()
+	if d.Scale > 0 {
+		if len(s) <= d.Scale {
+			s = strings.Repeat("0", d.Scale-len(s)+1) + s
+		}
+		s = s[:len(s)-d.Scale] + "." + s[len(s)-d.Scale:]
+	}
+	if d.Unscaled.Sign() < 0 {
+		s = "-" + s
+	}
+	return s
+}
+
+// spatial converts MySQL's internal geometry format (uint32 little-endian
+// SRID, then WKB) into Debezium's Geometry {wkb, srid} or, for POINT
+// columns, Point {x, y, wkb, srid}; an SRID of 0 is null, as Debezium.
+func (ct *colType) spatial(b []byte) (any, error) {
+	if len(b) < 4 {
+		return nil, fmt.Errorf("geometry value of %d bytes", len(b))
+	}
+	var srid any
+	if n := binary.LittleEndian.Uint32(b); n != 0 {
+		srid = int32(n)
+	}
+	wkb := append([]byte(nil), b[4:]...)
+	st := connect.NewStruct(ct.schema)
+	if ct.kind == kPoint {
+		if len(wkb) < 21 {
+			return nil, fmt.Errorf("POINT WKB of %d bytes", len(wkb))
+		}
+		var order binary.ByteOrder = binary.LittleEndian
+		if wkb[0] == 0 {
+			order = binary.BigEndian
+		}
+		st.Put("x", math.Float64frombits(order.Uint64(wkb[5:13]))).Put("y", math.Float64frombits(order.Uint64(wkb[13:21])))
+	}
+	st.Put("wkb", wkb).Put("srid", srid)
+	return st, nil
 }
 
 // padBinary pads BINARY(n) values with zero bytes to n, as the server

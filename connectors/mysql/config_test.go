@@ -1,0 +1,66 @@
+package mysql
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestConfigValidation checks the per-field messages of the ConfigDef for
+// the handling modes and heartbeat keys: Debezium's values are accepted,
+// anything else is refused with Kafka Connect's "Invalid value" wording,
+// and time.precision.mode=adaptive with Debezium's own message.
+func TestConfigValidation(t *testing.T) {
+	base := map[string]string{KeyHostname: "h", KeyUser: "u", KeyServerID: "1", KeyTopicPrefix: "p"}
+	cases := []struct {
+		key, value, want string // want "" = valid
+	}{
+		{KeyDecimalHandlingMode, "precise", ""},
+		{KeyDecimalHandlingMode, "double", ""},
+		{KeyDecimalHandlingMode, "STRING", ""},
+		{KeyDecimalHandlingMode, "float", "Invalid value float for configuration decimal.handling.mode: String must be one of: precise, double, string"},
+		{KeyTimePrecisionMode, "adaptive_time_microseconds", ""},
+		{KeyTimePrecisionMode, "connect", ""},
+		{KeyTimePrecisionMode, "adaptive", "Invalid value adaptive for configuration time.precision.mode: The 'adaptive' time.precision.mode is no longer supported"},
+		{KeyTimePrecisionMode, "nanoseconds", "String must be one of: adaptive_time_microseconds, adaptive, connect"},
+		{KeyBigintUnsignedMode, "precise", ""},
+		{KeyBigintUnsignedMode, "long", ""},
+		{KeyBigintUnsignedMode, "string", "String must be one of: long, precise"},
+		{KeyBinaryHandlingMode, "bytes", ""},
+		{KeyBinaryHandlingMode, "base64", ""},
+		{KeyBinaryHandlingMode, "base64-url-safe", ""},
+		{KeyBinaryHandlingMode, "hex", ""},
+		{KeyBinaryHandlingMode, "base32", "String must be one of: bytes, base64, base64-url-safe, hex"},
+		{KeyHeartbeatIntervalMs, "0", ""},
+		{KeyHeartbeatIntervalMs, "1000", ""},
+		{KeyHeartbeatIntervalMs, "-1", "Invalid value -1 for configuration heartbeat.interval.ms: must be a non-negative integer"},
+		{KeyHeartbeatIntervalMs, "soon", "heartbeat.interval.ms"},
+	}
+	for _, c := range cases {
+		cfg := map[string]string{}
+		for k, v := range base {
+			cfg[k] = v
+		}
+		cfg[c.key] = c.value
+		errs := validate(flavorMariaDB, cfg)
+		var msgs []string
+		for _, e := range errs {
+			msgs = append(msgs, e.Message)
+		}
+		got := strings.Join(msgs, "; ")
+		switch {
+		case c.want == "" && len(errs) > 0:
+			t.Errorf("%s=%s: unexpected errors %q", c.key, c.value, got)
+		case c.want != "" && (len(errs) != 1 || errs[0].Key != c.key || !strings.Contains(got, c.want)):
+			t.Errorf("%s=%s: got %q, want one error on %s containing %q", c.key, c.value, got, c.key, c.want)
+		}
+	}
+	p, err := parseConfig(flavorMariaDB, map[string]string{KeyHostname: "h", KeyUser: "u", KeyServerID: "1", KeyTopicPrefix: "srv",
+		KeyDecimalHandlingMode: "String", KeyBinaryHandlingMode: "HEX", KeyBigintUnsignedMode: "precise", KeyHeartbeatIntervalMs: "250"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := valueModes{decimal: "string", time: "adaptive_time_microseconds", bigintPrecise: true, binary: "hex"}
+	if p.modes != want || p.heartbeatIntervalMs != 250 || p.heartbeatTopic != "__debezium-heartbeat.srv" {
+		t.Errorf("parsed %+v, heartbeat %d %q", p.modes, p.heartbeatIntervalMs, p.heartbeatTopic)
+	}
+}
