@@ -30,6 +30,30 @@ func startErr(t *testing.T, cfg map[string]string, tune func(*Task)) string {
 	return err.Error()
 }
 
+// waitSlotActive waits (up to 20 s) until pg_replication_slots shows the
+// slot held by a walsender.
+func waitSlotActive(t *testing.T, pg *testenv.Postgres, name string) {
+	t.Helper()
+	c, err := pg.Connect(context.Background(), "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		var active bool
+		if err := c.QueryRow(context.Background(), `SELECT coalesce(bool_or(active), false) FROM pg_replication_slots WHERE slot_name = $1`, name).Scan(&active); err != nil {
+			t.Fatal(err)
+		}
+		if active {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("slot %s not active after 20 s", name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func countSlots(t *testing.T, pg *testenv.Postgres, name string) int {
 	t.Helper()
 	c, err := pg.Connect(context.Background(), "shop")
@@ -107,6 +131,9 @@ func TestSlotAndPublicationLifecycle(t *testing.T) {
 	// the slot is reused, and held by a running task: a second one fails
 	// with the PID that holds it
 	first := startTask(t, cfg("slot.name", "shared", "snapshot.mode", "no_data"), &memOffsets{})
+	// START_REPLICATION runs in the first task's reader goroutine after
+	// Start returns: wait until the server shows the slot active.
+	waitSlotActive(t, pg, "shared")
 	msg := startErr(t, cfg("slot.name", "shared", "snapshot.mode", "no_data"), func(t *Task) { t.slotBusyWait = 300 * time.Millisecond })
 	wantMsg("slot active", msg, `replication slot "shared" is active for PID`, "slot.name")
 	first.Stop()
