@@ -89,7 +89,7 @@ func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch ma
 // the task-<name>-<i> records followed by commit-<name>
 // (KafkaConfigBackingStore.putTaskConfigs).
 func (h *Herder) taskConfigRecords(name string, cfg map[string]string) ([]kafkalog.Record, error) {
-	factory, _, ok := h.plugins.Source(cfg["connector.class"])
+	factory, _, _, ok := h.plugins.Connector(cfg["connector.class"])
 	if !ok {
 		return nil, &BadRequestError{Msg: "Failed to find any class that implements Connector and which name matches " + cfg["connector.class"]}
 	}

@@ -52,9 +52,9 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 	if class == "" {
 		return ConfigInfos{}, &BadRequestError{Msg: "Connector config " + configString(cfg) + " contains no connector type"}
 	}
-	factory, _, ok := h.plugins.Source(class)
+	factory, _, _, ok := h.plugins.Connector(class)
 	if !ok {
-		return ConfigInfos{}, &BadRequestError{Msg: fmt.Sprintf("Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, strings.Join(h.plugins.SourceClasses(), ", "))}
+		return ConfigInfos{}, &BadRequestError{Msg: fmt.Sprintf("Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, strings.Join(append(h.plugins.SourceClasses(), h.plugins.SinkClasses()...), ", "))}
 	}
 	// Validation sees the resolved values, as AbstractHerder's
 	// validateConnectorConfig transforms the config first.
@@ -202,7 +202,7 @@ func (h *Herder) validateForWrite(cfg map[string]string) error {
 // the framework's connector keys it does not define. Errors: *NotFoundError
 // style *PluginNotFoundError for an unknown plugin.
 func (h *Herder) PluginConfig(name string) ([]connect.KeyInfo, error) {
-	if f, _, ok := h.plugins.Source(name); ok {
+	if f, _, _, ok := h.plugins.Connector(name); ok {
 		own := f().Config().Info()
 		seen := map[string]bool{}
 		for _, k := range own {
