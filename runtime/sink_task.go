@@ -61,6 +61,7 @@ type workerSinkTask struct {
 	pending    map[string]map[int32]kgo.EpochOffset
 	committed  map[string]map[int32]kgo.EpochOffset
 	lastCommit time.Time
+	failed     bool // run is returning a failure: no commit on revocation
 	progressed atomic.Bool
 }
 
@@ -131,7 +132,14 @@ func (w *workerSinkTask) run(ctx context.Context) (err error) {
 	if err != nil {
 		return &TaskError{Stage: StageTaskStart, Err: err}
 	}
-	defer w.consumer.Close()
+	defer func() {
+		// With BlockRebalanceOnPoll, Close waits for AllowRebalance; the
+		// revocation it triggers commits what was put, except after a
+		// failure (Kafka Connect closes a failed task without committing).
+		w.failed = err != nil
+		w.consumer.AllowRebalance()
+		w.consumer.Close()
+	}()
 	w.lastCommit = time.Now()
 	for {
 		if ctx.Err() != nil {
@@ -346,6 +354,10 @@ func (w *workerSinkTask) flushAndCommit(ctx context.Context) error {
 // another member takes them (WorkerSinkTask's HandleRebalance). It runs
 // inside AllowRebalance or Close, never during a Put.
 func (w *workerSinkTask) onRevoked(ctx context.Context, _ *kgo.Client, revoked map[string][]int32) {
+	if w.failed {
+		w.forget(revoked)
+		return
+	}
 	if err := w.flushAndCommit(ctx); err != nil {
 		w.log.Warn("sink offset commit on partition revocation failed", "task", w.id, "err", err)
 	}

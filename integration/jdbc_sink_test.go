@@ -1,0 +1,402 @@
+package integration
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/connectd/connectd/internal/testenv"
+	"github.com/go-sql-driver/mysql"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// jdbcSinkConfig is a JdbcSinkConnector config with Debezium's JDBC sink
+// documentation's upsert setup: upserts and deletes by the record key,
+// tables created by basic schema evolution.
+func jdbcSinkConfig(url, user, password, topics string, extra map[string]string) map[string]string {
+	cfg := map[string]string{
+		"connector.class":        "io.debezium.connector.jdbc.JdbcSinkConnector",
+		"topics":                 topics,
+		"connection.url":         url,
+		"connection.username":    user,
+		"connection.password":    password,
+		"insert.mode":            "upsert",
+		"delete.enabled":         "true",
+		"primary.key.mode":       "record_key",
+		"schema.evolution":       "basic",
+		"collection.name.format": "items",
+	}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	return cfg
+}
+
+func openMaria(t *testing.T, m *testenv.MariaDB, db string) *sql.DB {
+	mc := mysql.NewConfig()
+	mc.Net, mc.Addr, mc.User, mc.Passwd, mc.DBName = "tcp", m.Addr(), m.User, m.Password, db
+	h, err := sql.Open("mysql", mc.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// rowsOf reads "id|name|qty|price|note" lines sorted by id.
+func rowsOf(q func(string) (*sql.Rows, error), query string) ([]string, error) {
+	rows, err := q(query)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return nil, err
+		}
+		out = append(out, line)
+	}
+	sort.Strings(out)
+	return out, rows.Err()
+}
+
+const itemsRowPG = `SELECT id||'|'||name||'|'||qty||'|'||price::text||'|'||coalesce(note,'<null>') FROM %s`
+const itemsRowMaria = "SELECT CONCAT(id,'|',name,'|',qty,'|',price,'|',coalesce(note,'<null>')) FROM items"
+
+// TestJdbcSinkConvergesAfterSIGKILL is issue 7's proof: PostgreSQL →
+// connectd (PostgresConnector) → embedded broker → JdbcSinkConnector into
+// a second PostgreSQL database and into MariaDB, with a random workload
+// of 10,000 inserts, updates (including primary key changes) and deletes
+// while the worker is SIGKILLed twice. At the end both targets equal the
+// source row for row: the sink commits consumer offsets only after its
+// transaction (no loss) and its upserts/deletes are idempotent (replays
+// after the kills change nothing).
+func TestJdbcSinkConvergesAfterSIGKILL(t *testing.T) {
+	ctx := context.Background()
+	pg := startInventory(t)
+	mustExec(t, pg, `CREATE TABLE inventory.items (id int PRIMARY KEY, name text NOT NULL, qty int NOT NULL, price numeric(10,2) NOT NULL, note text)`)
+	if err := pg.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	maria := testenv.MariaDBT(t)
+	if err := maria.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	d := newDaemon(t)
+	d.start()
+	create := func(name string, cfg map[string]string) {
+		if code, body := d.do("POST", "/connectors", map[string]any{"name": name, "config": cfg}); code != 201 {
+			t.Fatalf("create %s: %d %s", name, code, body)
+		}
+	}
+	create("src", pgConnector(pg, map[string]string{"table.include.list": "inventory.items"}))
+	d.waitTaskState("src", "RUNNING")
+	topic := "dbserver1.inventory.items"
+	create("sink-pg", jdbcSinkConfig(fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port), pg.User, "", topic, nil))
+	create("sink-maria", jdbcSinkConfig(fmt.Sprintf("jdbc:mariadb://%s/target", maria.Addr()), maria.User, maria.Password, topic, nil))
+	d.waitTaskState("sink-pg", "RUNNING")
+	d.waitTaskState("sink-maria", "RUNNING")
+
+	conn, err := pg.Connect(ctx, "inventory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rng := rand.New(rand.NewSource(7))
+	live := map[int]bool{}
+	var ids []int
+	nextID := 1
+	pick := func() int { return ids[rng.Intn(len(ids))] }
+	remove := func(id int) {
+		delete(live, id)
+		for i, x := range ids {
+			if x == id {
+				ids[i] = ids[len(ids)-1]
+				ids = ids[:len(ids)-1]
+				return
+			}
+		}
+	}
+	counts := map[string]int{}
+	// op runs one random change; 20 changes per transaction.
+	op := func(b *strings.Builder) {
+		r := rng.Intn(100)
+		switch {
+		case len(ids) < 50 || r < 35:
+			id := nextID
+			nextID++
+			live[id], ids = true, append(ids, id)
+			note := "NULL"
+			if rng.Intn(3) > 0 {
+				note = fmt.Sprintf("'n%d'", rng.Intn(1000))
+			}
+			fmt.Fprintf(b, "INSERT INTO inventory.items VALUES (%d, 'item-%d', %d, %d.%02d, %s);", id, id, rng.Intn(100), rng.Intn(10000), rng.Intn(100), note)
+			counts["insert"]++
+		case r < 75:
+			fmt.Fprintf(b, "UPDATE inventory.items SET qty = %d, name = 'upd-%d', price = price + 1 WHERE id = %d;", rng.Intn(1000), rng.Intn(1e6), pick())
+			counts["update"]++
+		case r < 85: // primary key change: Debezium emits delete + tombstone + create
+			old := pick()
+			id := nextID
+			nextID++
+			remove(old)
+			live[id], ids = true, append(ids, id)
+			fmt.Fprintf(b, "UPDATE inventory.items SET id = %d WHERE id = %d;", id, old)
+			counts["pk-change"]++
+		default:
+			id := pick()
+			remove(id)
+			fmt.Fprintf(b, "DELETE FROM inventory.items WHERE id = %d;", id)
+			counts["delete"]++
+		}
+	}
+	run := func(n int) {
+		for i := 0; i < n; i += 20 {
+			var b strings.Builder
+			b.WriteString("BEGIN;")
+			for j := 0; j < 20; j++ {
+				op(&b)
+			}
+			b.WriteString("COMMIT;")
+			if _, err := conn.Exec(ctx, b.String()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	start := time.Now()
+	run(3000)
+	time.Sleep(time.Second) // let the sinks be mid-way
+	d.kill()
+	d.start()
+	run(4000)
+	time.Sleep(500 * time.Millisecond)
+	d.kill()
+	d.start()
+	run(3000)
+	t.Logf("workload %v in %v (2 SIGKILLs)", counts, time.Since(start))
+
+	srcRows := func() []string {
+		rows, err := conn.Query(ctx, fmt.Sprintf(itemsRowPG, "inventory.items"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			rows.Scan(&s)
+			out = append(out, s)
+		}
+		sort.Strings(out)
+		return out
+	}
+	source := srcRows()
+	if len(source) != len(live) {
+		t.Fatalf("source has %d rows, the workload left %d", len(source), len(live))
+	}
+	tconn, err := pg.Connect(ctx, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tconn.Close(ctx)
+	targetPG := func() []string {
+		rows, err := tconn.Query(ctx, fmt.Sprintf(itemsRowPG, "items"))
+		if err != nil {
+			return []string{err.Error()}
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			rows.Scan(&s)
+			out = append(out, s)
+		}
+		sort.Strings(out)
+		return out
+	}
+	mdb := openMaria(t, maria, "target")
+	targetMaria := func() []string {
+		out, err := rowsOf(func(q string) (*sql.Rows, error) { return mdb.Query(q) }, itemsRowMaria)
+		if err != nil {
+			return []string{err.Error()}
+		}
+		return out
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	var gotPG, gotMaria []string
+	for {
+		gotPG, gotMaria = targetPG(), targetMaria()
+		if strings.Join(gotPG, "\n") == strings.Join(source, "\n") && strings.Join(gotMaria, "\n") == strings.Join(source, "\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			diff := func(name string, got []string) {
+				g := map[string]bool{}
+				for _, r := range got {
+					g[r] = true
+				}
+				s := map[string]bool{}
+				n := 0
+				for _, r := range source {
+					s[r] = true
+					if !g[r] && n < 5 {
+						t.Logf("%s lacks %s", name, r)
+						n++
+					}
+				}
+				n = 0
+				for _, r := range got {
+					if !s[r] && n < 5 {
+						t.Logf("%s has extra %s", name, r)
+						n++
+					}
+				}
+			}
+			diff("target PostgreSQL", gotPG)
+			diff("MariaDB", gotMaria)
+			_, b1 := d.do("GET", "/connectors/sink-pg/status", nil)
+			_, b2 := d.do("GET", "/connectors/sink-maria/status", nil)
+			t.Fatalf("targets did not converge: source %d rows, target PostgreSQL %d, MariaDB %d\n%s\n%s", len(source), len(gotPG), len(gotMaria), b1, b2)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Logf("converged: %d rows in source, target PostgreSQL and MariaDB, %v after the workload began", len(source), time.Since(start))
+	for _, n := range []string{"sink-pg", "sink-maria"} {
+		if st := d.status(n); st.Tasks[0].State != "RUNNING" {
+			t.Fatalf("%s: %+v", n, st)
+		}
+	}
+}
+
+// TestJdbcSinkDeadLetterQueue: a record the value converter cannot read
+// goes, under errors.tolerance=all, to the dead letter queue with its
+// original bytes and Kafka Connect's __connect.errors.* context headers
+// (DeadLetterQueueReporter), and the task keeps RUNNING and writes the
+// good records; under errors.tolerance=none the same record fails the
+// task (Kafka Connect's "Tolerance exceeded in error handler").
+func TestJdbcSinkDeadLetterQueue(t *testing.T) {
+	ctx := context.Background()
+	pg := testenv.PostgresT(t)
+	if err := pg.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	d := newDaemon(t)
+	d.start()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafka), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	keyJSON := func(id int) string {
+		return fmt.Sprintf(`{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"}],"optional":false,"name":"k"},"payload":{"id":%d}}`, id)
+	}
+	valJSON := func(id int, name string) string {
+		return fmt.Sprintf(`{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"},{"type":"string","optional":true,"field":"name"}],"optional":false,"name":"v"},"payload":{"id":%d,"name":%q}}`, id, name)
+	}
+	poison := []byte(`{"schema": not json`)
+	recs := []*kgo.Record{
+		{Topic: "orders", Key: []byte(keyJSON(1)), Value: []byte(valJSON(1, "a"))},
+		{Topic: "orders", Key: []byte(keyJSON(2)), Value: poison, Headers: []kgo.RecordHeader{{Key: "origin", Value: []byte("test")}}},
+		{Topic: "orders", Key: []byte(keyJSON(3)), Value: []byte(valJSON(3, "c"))},
+	}
+	for _, r := range recs {
+		r.Partition = 0
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port)
+	cfg := jdbcSinkConfig(url, pg.User, "", "orders", map[string]string{
+		"collection.name.format":                          "orders_copy",
+		"errors.tolerance":                                "all",
+		"errors.log.enable":                               "true",
+		"errors.deadletterqueue.topic.name":               "orders-dlq",
+		"errors.deadletterqueue.context.headers.enable":   "true",
+		"errors.deadletterqueue.topic.replication.factor": "1",
+	})
+	if code, body := d.do("POST", "/connectors", map[string]any{"name": "sink-all", "config": cfg}); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	// The DLQ record: original key, value and headers plus the context.
+	dlq, err := kgo.NewClient(kgo.SeedBrokers(d.kafka), kgo.ConsumeTopics("orders-dlq"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dlq.Close()
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var got *kgo.Record
+	for got == nil {
+		f := dlq.PollFetches(pctx)
+		if pctx.Err() != nil {
+			t.Fatalf("no dead letter record\n%s", d.log.String())
+		}
+		f.EachRecord(func(r *kgo.Record) { got = r })
+	}
+	if string(got.Value) != string(poison) || string(got.Key) != keyJSON(2) {
+		t.Fatalf("dead letter record key %s value %s", got.Key, got.Value)
+	}
+	h := map[string]string{}
+	for _, x := range got.Headers {
+		h[x.Key] = string(x.Value)
+	}
+	// Header names and values as DeadLetterQueueReporter.populateContextHeaders writes them.
+	for k, v := range map[string]string{
+		"origin":                                "test",
+		"__connect.errors.topic":                "orders",
+		"__connect.errors.partition":            "0",
+		"__connect.errors.offset":               "1",
+		"__connect.errors.connector.name":       "sink-all",
+		"__connect.errors.task.id":              "0",
+		"__connect.errors.stage":                "VALUE_CONVERTER",
+		"__connect.errors.exception.class.name": "org.apache.kafka.connect.errors.DataException",
+	} {
+		if h[k] != v {
+			t.Errorf("header %s = %q, want %q (all: %v)", k, h[k], v, h)
+		}
+	}
+	if !strings.Contains(h["__connect.errors.exception.message"], "Converting byte[] to Kafka Connect data failed") {
+		t.Errorf("exception message %q", h["__connect.errors.exception.message"])
+	}
+	// The good records are written and the task keeps running.
+	tconn, err := pg.Connect(ctx, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tconn.Close(ctx)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var rows string
+		tconn.QueryRow(ctx, `SELECT string_agg(id||':'||name, ',' ORDER BY id) FROM orders_copy`).Scan(&rows)
+		if rows == "1:a,3:c" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("target rows %q\n%s", rows, d.log.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if st := d.status("sink-all"); st.Tasks[0].State != "RUNNING" {
+		t.Fatalf("errors.tolerance=all: %+v", st)
+	}
+	if !strings.Contains(d.log.String(), "Error encountered in task sink-all-0. Executing stage 'VALUE_CONVERTER'") {
+		t.Errorf("errors.log.enable=true did not log the failure")
+	}
+
+	// errors.tolerance=none: the same poison record fails the task.
+	cfg2 := jdbcSinkConfig(url, pg.User, "", "orders", map[string]string{"collection.name.format": "orders_none"})
+	if code, body := d.do("POST", "/connectors", map[string]any{"name": "sink-none", "config": cfg2}); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	st := d.waitTaskState("sink-none", "FAILED")
+	if !strings.Contains(st.Tasks[0].Trace, "Tolerance exceeded in error handler") {
+		t.Fatalf("trace %q", st.Tasks[0].Trace)
+	}
+}
