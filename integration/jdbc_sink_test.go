@@ -12,6 +12,7 @@ import (
 
 	"github.com/connectd/connectd/internal/testenv"
 	"github.com/go-sql-driver/mysql"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -170,37 +171,6 @@ func TestJdbcSinkConvergesAfterSIGKILL(t *testing.T) {
 			}
 		}
 	}
-	start := time.Now()
-	run(3000)
-	time.Sleep(time.Second) // let the sinks be mid-way
-	d.kill()
-	d.start()
-	run(4000)
-	time.Sleep(500 * time.Millisecond)
-	d.kill()
-	d.start()
-	run(3000)
-	t.Logf("workload %v in %v (2 SIGKILLs)", counts, time.Since(start))
-
-	srcRows := func() []string {
-		rows, err := conn.Query(ctx, fmt.Sprintf(itemsRowPG, "inventory.items"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var s string
-			rows.Scan(&s)
-			out = append(out, s)
-		}
-		sort.Strings(out)
-		return out
-	}
-	source := srcRows()
-	if len(source) != len(live) {
-		t.Fatalf("source has %d rows, the workload left %d", len(source), len(live))
-	}
 	tconn, err := pg.Connect(ctx, "target")
 	if err != nil {
 		t.Fatal(err)
@@ -228,6 +198,49 @@ func TestJdbcSinkConvergesAfterSIGKILL(t *testing.T) {
 			return []string{err.Error()}
 		}
 		return out
+	}
+	// killMidway waits until both sinks have written part of the changes,
+	// then SIGKILLs the worker and starts it again on the same data dir.
+	lastPG, lastMaria := 0, 0
+	killMidway := func() {
+		deadline := time.Now().Add(30 * time.Second)
+		for len(targetPG()) < lastPG+50 || len(targetMaria()) < lastMaria+50 {
+			if time.Now().After(deadline) {
+				t.Fatalf("the sinks wrote nothing before the kill:\n%s", d.log.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		lastPG, lastMaria = len(targetPG()), len(targetMaria())
+		t.Logf("SIGKILL with %d rows in target PostgreSQL, %d in MariaDB, %d in the source", lastPG, lastMaria, len(live))
+		d.kill()
+		d.start()
+	}
+	start := time.Now()
+	run(3000)
+	killMidway()
+	run(4000)
+	killMidway()
+	run(3000)
+	t.Logf("workload %v in %v (2 SIGKILLs)", counts, time.Since(start))
+
+	srcRows := func() []string {
+		rows, err := conn.Query(ctx, fmt.Sprintf(itemsRowPG, "inventory.items"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			rows.Scan(&s)
+			out = append(out, s)
+		}
+		sort.Strings(out)
+		return out
+	}
+	source := srcRows()
+	if len(source) != len(live) {
+		t.Fatalf("source has %d rows, the workload left %d", len(source), len(live))
 	}
 	deadline := time.Now().Add(60 * time.Second)
 	var gotPG, gotMaria []string
@@ -260,6 +273,7 @@ func TestJdbcSinkConvergesAfterSIGKILL(t *testing.T) {
 				}
 			}
 			diff("target PostgreSQL", gotPG)
+			jdbcSinkDiagnose(t, d, topic, gotPG, source)
 			diff("MariaDB", gotMaria)
 			_, b1 := d.do("GET", "/connectors/sink-pg/status", nil)
 			_, b2 := d.do("GET", "/connectors/sink-maria/status", nil)
@@ -398,5 +412,42 @@ func TestJdbcSinkDeadLetterQueue(t *testing.T) {
 	st := d.waitTaskState("sink-none", "FAILED")
 	if !strings.Contains(st.Tasks[0].Trace, "Tolerance exceeded in error handler") {
 		t.Fatalf("trace %q", st.Tasks[0].Trace)
+	}
+}
+
+// jdbcSinkDiagnose logs, for the first row a target has but the source
+// has not, every event of its key in the topic, and the sink groups'
+// committed offsets against the topic's end.
+func jdbcSinkDiagnose(t *testing.T, d *daemon, topic string, got, source []string) {
+	src := map[string]bool{}
+	for _, r := range source {
+		src[r] = true
+	}
+	var id string
+	for _, r := range got {
+		if !src[r] {
+			id = strings.SplitN(r, "|", 2)[0]
+			break
+		}
+	}
+	if id == "" {
+		return
+	}
+	c := newConsumer(t, d.kafka, "^"+strings.ReplaceAll(topic, ".", `\.`)+"$")
+	for _, e := range c.drain(5 * time.Second) {
+		if fmt.Sprint(e.Key["id"]) == id {
+			t.Logf("event of id %s: offset %d op %q tombstone %v", id, e.Offset, e.Op, e.Tombstone)
+		}
+	}
+	adm := kadm.NewClient(c.cl)
+	ends, _ := adm.ListEndOffsets(context.Background(), topic)
+	ends.Each(func(o kadm.ListedOffset) { t.Logf("end offset %s[%d] = %d", o.Topic, o.Partition, o.Offset) })
+	for _, g := range []string{"connect-sink-pg", "connect-sink-maria"} {
+		offs, err := adm.FetchOffsets(context.Background(), g)
+		if err != nil {
+			t.Logf("group %s: %v", g, err)
+			continue
+		}
+		offs.Each(func(o kadm.OffsetResponse) { t.Logf("group %s committed %s[%d] = %d", g, o.Topic, o.Partition, o.At) })
 	}
 }
