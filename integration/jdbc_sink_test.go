@@ -397,6 +397,9 @@ func TestJdbcSinkDeadLetterQueue(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	if code, b := d.do("GET", "/connectors/sink-all", nil); code != 200 || !strings.Contains(string(b), `"type":"sink"`) {
+		t.Errorf("connector info: %d %s", code, b)
+	}
 	if st := d.status("sink-all"); st.Tasks[0].State != "RUNNING" {
 		t.Fatalf("errors.tolerance=all: %+v", st)
 	}

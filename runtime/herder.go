@@ -951,6 +951,9 @@ func (h *Herder) ConnectorInfo(name string) (ConnectorInfo, error) {
 		return ConnectorInfo{}, &NotFoundError{Connector: name}
 	}
 	info := ConnectorInfo{Name: name, Config: st.config, Type: "source", Tasks: []TaskID{}}
+	if _, _, sink, ok := h.plugins.Connector(st.config["connector.class"]); ok && sink {
+		info.Type = "sink"
+	}
 	for i := 0; i < st.taskCount; i++ {
 		info.Tasks = append(info.Tasks, TaskID{Connector: name, Task: i})
 	}

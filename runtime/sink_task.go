@@ -290,7 +290,10 @@ func (w *workerSinkTask) markPut(r *kgo.Record) {
 		m = map[int32]kgo.EpochOffset{}
 		w.pending[r.Topic] = m
 	}
-	m[r.Partition] = kgo.EpochOffset{Epoch: r.LeaderEpoch, Offset: r.Offset + 1}
+	// Epoch -1: no leader-epoch validation on resume; the embedded broker
+	// restarts its epochs after a crash, and a mismatch must not make the
+	// consumer reset past unwritten records.
+	m[r.Partition] = kgo.EpochOffset{Epoch: -1, Offset: r.Offset + 1}
 }
 
 // flushAndCommit asks the task to make everything put durable and only
