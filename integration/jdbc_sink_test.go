@@ -403,6 +403,19 @@ func TestJdbcSinkDeadLetterQueue(t *testing.T) {
 	if st := d.status("sink-all"); st.Tasks[0].State != "RUNNING" {
 		t.Fatalf("errors.tolerance=all: %+v", st)
 	}
+	// GET /connectors/{c}/offsets for a sink: the consumer group's
+	// committed offsets in KIP-875's sink format; 3 = after the poison
+	// record and both good ones (committed only once they were written).
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		_, b := d.do("GET", "/connectors/sink-all/offsets", nil)
+		if strings.Contains(string(b), `{"partition":{"kafka_partition":0,"kafka_topic":"orders"},"offset":{"kafka_offset":3}}`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sink offsets: %s", b)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	if !strings.Contains(d.log.String(), "Error encountered in task sink-all-0. Executing stage 'VALUE_CONVERTER'") {
 		t.Errorf("errors.log.enable=true did not log the failure")
 	}

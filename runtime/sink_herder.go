@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sort"
 	"time"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/transforms"
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // startSinkTask runs a sink connector's task under the herder (called by
@@ -83,4 +85,33 @@ func (h *Herder) startSinkTask(ctx context.Context, rt *runningTask, id TaskID, 
 			}
 		}
 	}()
+}
+
+// sinkConnectorOffsets reads the committed offsets of the sink's consumer
+// group connect-<name> in KIP-875's sink format: partition
+// {"kafka_topic", "kafka_partition"}, offset {"kafka_offset"}.
+func (h *Herder) sinkConnectorOffsets(ctx context.Context, name string) ([]connect.PartitionOffset, error) {
+	adm := kadm.NewClient(h.producer)
+	resp, err := adm.FetchOffsets(ctx, "connect-"+name)
+	if err != nil {
+		return nil, err
+	}
+	var out []connect.PartitionOffset
+	resp.Each(func(o kadm.OffsetResponse) {
+		if o.Err != nil || o.At < 0 {
+			return
+		}
+		out = append(out, connect.PartitionOffset{
+			Partition: map[string]any{"kafka_topic": o.Topic, "kafka_partition": float64(o.Partition)},
+			Offset:    map[string]any{"kafka_offset": float64(o.At)},
+		})
+	})
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Partition, out[j].Partition
+		if a["kafka_topic"] != b["kafka_topic"] {
+			return a["kafka_topic"].(string) < b["kafka_topic"].(string)
+		}
+		return a["kafka_partition"].(float64) < b["kafka_partition"].(float64)
+	})
+	return out, nil
 }
