@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 var (
 	events = flag.Int("events", 1_000_000, "change events (distinct keys) per run")
 	put    = flag.Int("put", 500, "records per SinkTask.Put (one transaction)")
+	prof   = flag.String("cpuprofile", "", "write a CPU profile of the sink runs to this file")
 )
 
 func main() {
@@ -110,6 +112,16 @@ func run() error {
 		return err
 	}
 	defer task.Stop()
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for _, op := range []string{"c", "u"} {
 		t0 = time.Now()
 		batch := make([]*connect.SinkRecord, 0, *put)

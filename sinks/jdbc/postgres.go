@@ -10,6 +10,7 @@ import (
 	"github.com/connectd/connectd/connect"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // postgresDialect writes with pgx: each op is one statement over unnest()
@@ -202,20 +203,25 @@ func (d *postgresDialect) statement(op tableOp, types map[string]string) (string
 		fields = op.key
 	}
 	args := make([]any, len(fields))
-	arrays := make([][]*string, len(fields))
+	arrays := make([][]pgtype.Text, len(fields))
 	for i := range arrays {
-		arrays[i] = make([]*string, len(op.rows))
+		arrays[i] = make([]pgtype.Text, len(op.rows))
 	}
+	nk := len(op.key)
 	for r, c := range op.rows {
-		vals := append(append([]field(nil), c.key...), c.cols...)
 		for i := range fields {
-			s, ok, err := textValue(vals[i].schema, vals[i].value)
+			var f field
+			if i < nk {
+				f = c.key[i]
+			} else {
+				f = c.cols[i-nk]
+			}
+			s, ok, err := textValue(f.schema, f.value)
 			if err != nil {
 				return "", nil, fmt.Errorf("table %s column %s: %w", op.table, fields[i].name, err)
 			}
 			if ok {
-				s = strings.ReplaceAll(s, "\x00", "")
-				arrays[i][r] = &s
+				arrays[i][r] = pgtype.Text{String: strings.ReplaceAll(s, "\x00", ""), Valid: true}
 			}
 		}
 	}
@@ -235,7 +241,6 @@ func (d *postgresDialect) statement(op tableOp, types map[string]string) (string
 		names[i] = d.ident(f.name)
 	}
 	from := fmt.Sprintf("unnest(%s) AS u(%s)", strings.Join(params, ", "), strings.Join(alias, ", "))
-	nk := len(op.key)
 	var where []string
 	for i := 0; i < nk; i++ {
 		where = append(where, fmt.Sprintf("%s.%s = %s", t, names[i], exprs[i]))

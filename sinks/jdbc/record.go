@@ -39,6 +39,16 @@ type change struct {
 
 // keyString identifies the change's row within its table.
 func (c *change) keyString() string {
+	if len(c.key) == 1 { // the common case: one key column
+		switch v := c.key[0].value.(type) {
+		case string:
+			return v
+		case int32:
+			return strconv.FormatInt(int64(v), 10)
+		case int64:
+			return strconv.FormatInt(v, 10)
+		}
+	}
 	var b strings.Builder
 	for _, k := range c.key {
 		fmt.Fprintf(&b, "%v\x00", k.value)
@@ -115,17 +125,23 @@ func describe(cfg *config, r *connect.SinkRecord, topicTables map[string]string)
 		}
 		return c, nil
 	}
-	isKey := map[string]bool{}
-	for _, k := range c.key {
-		isKey[k.name] = true
-	}
+	c.cols = make([]field, 0, len(row.Schema.Fields))
 	for i, f := range row.Schema.Fields {
-		if isKey[f.Name] {
+		if c.isKeyColumn(f.Name) {
 			continue
 		}
 		c.cols = append(c.cols, field{name: f.Name, schema: f.Schema, value: row.Values[i], unavailable: isUnavailable(row.Values[i])})
 	}
 	return c, nil
+}
+
+func (c *change) isKeyColumn(name string) bool {
+	for _, k := range c.key {
+		if k.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // isEnvelope recognises a Debezium change event value: a struct named

@@ -152,22 +152,33 @@ func (t *Task) plan(changes []*change) []tableOp {
 				op.kind = writeInsert
 			}
 			k.kind = op.kind
-			var names []string
+			// Rows whose columns are all available share the group of
+			// their table; a row with unavailable columns writes only the
+			// others, in a group of its own column set.
+			partial := false
 			for _, f := range c.cols {
-				if !f.unavailable {
-					op.cols = append(op.cols, f)
-					names = append(names, f.name)
-				}
+				partial = partial || f.unavailable
 			}
-			k.cols = strings.Join(names, "\x00")
-			// keep only the available columns of this row too
-			kept := c.cols[:0:0]
-			for _, f := range c.cols {
-				if !f.unavailable {
-					kept = append(kept, f)
+			if partial {
+				var names []string
+				kept := make([]field, 0, len(c.cols))
+				for _, f := range c.cols {
+					if !f.unavailable {
+						kept = append(kept, f)
+						names = append(names, f.name)
+					}
 				}
+				c.cols = kept
+				k.cols = "\x00partial\x00" + strings.Join(names, "\x00")
+			} else {
+				var sb strings.Builder
+				for _, f := range c.cols {
+					sb.WriteString(f.name)
+					sb.WriteByte(0)
+				}
+				k.cols = sb.String()
 			}
-			c.cols = kept
+			op.cols = c.cols
 		}
 		g, ok := groups[k]
 		if !ok {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/big"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/connectd/connectd/connect"
@@ -167,8 +168,17 @@ func decimalText(unscaled *big.Int, scale int) string {
 	if scale <= 0 {
 		return new(big.Int).Mul(unscaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(-scale)), nil)).String()
 	}
-	r := new(big.Rat).SetFrac(unscaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil))
-	return r.FloatString(scale)
+	digits := unscaled.String()
+	neg := strings.HasPrefix(digits, "-")
+	digits = strings.TrimPrefix(digits, "-")
+	if len(digits) <= scale {
+		digits = strings.Repeat("0", scale-len(digits)+1) + digits
+	}
+	out := digits[:len(digits)-scale] + "." + digits[len(digits)-scale:]
+	if neg {
+		return "-" + out
+	}
+	return out
 }
 
 // fromTwosComplement decodes Java's BigInteger.toByteArray.
