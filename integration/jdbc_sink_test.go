@@ -83,8 +83,10 @@ func TestJdbcSinkConvergesAfterSIGKILL(t *testing.T) {
 	ctx := context.Background()
 	pg := startInventory(t)
 	mustExec(t, pg, `CREATE TABLE inventory.items (id int PRIMARY KEY, name text NOT NULL, qty int NOT NULL, price numeric(10,2) NOT NULL, note text)`)
-	if err := pg.CreateDatabase(ctx, "target"); err != nil {
-		t.Fatal(err)
+	for _, db := range []string{"target", "flat"} {
+		if err := pg.CreateDatabase(ctx, db); err != nil {
+			t.Fatal(err)
+		}
 	}
 	maria := testenv.MariaDBT(t)
 	if err := maria.CreateDatabase(ctx, "target"); err != nil {
@@ -102,8 +104,15 @@ func TestJdbcSinkConvergesAfterSIGKILL(t *testing.T) {
 	topic := "dbserver1.inventory.items"
 	create("sink-pg", jdbcSinkConfig(fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port), pg.User, "", topic, nil))
 	create("sink-maria", jdbcSinkConfig(fmt.Sprintf("jdbc:mariadb://%s/target", maria.Addr()), maria.User, maria.Password, topic, nil))
+	// The same topic flattened by ExtractNewRecordState (deletes become
+	// tombstones by default) into a third database: the sink takes raw
+	// envelopes and flattened records alike.
+	create("sink-flat", jdbcSinkConfig(fmt.Sprintf("jdbc:postgresql://%s:%d/flat?sslmode=disable", pg.Host, pg.Port), pg.User, "", topic, map[string]string{
+		"transforms": "unwrap", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+	}))
 	d.waitTaskState("sink-pg", "RUNNING")
 	d.waitTaskState("sink-maria", "RUNNING")
+	d.waitTaskState("sink-flat", "RUNNING")
 
 	conn, err := pg.Connect(ctx, "inventory")
 	if err != nil {
@@ -191,6 +200,26 @@ func TestJdbcSinkConvergesAfterSIGKILL(t *testing.T) {
 		sort.Strings(out)
 		return out
 	}
+	fconn, err := pg.Connect(ctx, "flat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fconn.Close(ctx)
+	targetFlat := func() []string {
+		rows, err := fconn.Query(ctx, fmt.Sprintf(itemsRowPG, "items"))
+		if err != nil {
+			return []string{err.Error()}
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var s string
+			rows.Scan(&s)
+			out = append(out, s)
+		}
+		sort.Strings(out)
+		return out
+	}
 	mdb := openMaria(t, maria, "target")
 	targetMaria := func() []string {
 		out, err := rowsOf(func(q string) (*sql.Rows, error) { return mdb.Query(q) }, itemsRowMaria)
@@ -243,10 +272,11 @@ func TestJdbcSinkConvergesAfterSIGKILL(t *testing.T) {
 		t.Fatalf("source has %d rows, the workload left %d", len(source), len(live))
 	}
 	deadline := time.Now().Add(60 * time.Second)
-	var gotPG, gotMaria []string
+	var gotPG, gotMaria, gotFlat []string
 	for {
-		gotPG, gotMaria = targetPG(), targetMaria()
-		if strings.Join(gotPG, "\n") == strings.Join(source, "\n") && strings.Join(gotMaria, "\n") == strings.Join(source, "\n") {
+		gotPG, gotMaria, gotFlat = targetPG(), targetMaria(), targetFlat()
+		want := strings.Join(source, "\n")
+		if strings.Join(gotPG, "\n") == want && strings.Join(gotMaria, "\n") == want && strings.Join(gotFlat, "\n") == want {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -275,14 +305,15 @@ func TestJdbcSinkConvergesAfterSIGKILL(t *testing.T) {
 			diff("target PostgreSQL", gotPG)
 			jdbcSinkDiagnose(t, d, topic, gotPG, source)
 			diff("MariaDB", gotMaria)
+			diff("flattened PostgreSQL", gotFlat)
 			_, b1 := d.do("GET", "/connectors/sink-pg/status", nil)
 			_, b2 := d.do("GET", "/connectors/sink-maria/status", nil)
-			t.Fatalf("targets did not converge: source %d rows, target PostgreSQL %d, MariaDB %d\n%s\n%s", len(source), len(gotPG), len(gotMaria), b1, b2)
+			t.Fatalf("targets did not converge: source %d rows, target PostgreSQL %d, MariaDB %d, flattened %d\n%s\n%s", len(source), len(gotPG), len(gotMaria), len(gotFlat), b1, b2)
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	t.Logf("converged: %d rows in source, target PostgreSQL and MariaDB, %v after the workload began", len(source), time.Since(start))
-	for _, n := range []string{"sink-pg", "sink-maria"} {
+	t.Logf("converged: %d rows in source, target PostgreSQL, MariaDB and the flattened copy, %v after the workload began", len(source), time.Since(start))
+	for _, n := range []string{"sink-pg", "sink-maria", "sink-flat"} {
 		if st := d.status(n); st.Tasks[0].State != "RUNNING" {
 			t.Fatalf("%s: %+v", n, st)
 		}
@@ -415,6 +446,31 @@ func TestJdbcSinkDeadLetterQueue(t *testing.T) {
 			t.Fatalf("sink offsets: %s", b)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	// Pause: a new record is not written until resume (Kafka Connect's
+	// PUT /connectors/{c}/pause and /resume through the herder).
+	if code, b := d.do("PUT", "/connectors/sink-all/pause", nil); code != 202 {
+		t.Fatalf("pause: %d %s", code, b)
+	}
+	d.waitTaskState("sink-all", "PAUSED")
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Key: []byte(keyJSON(4)), Value: []byte(valJSON(4, "d"))}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	var n int
+	tconn.QueryRow(ctx, `SELECT count(*) FROM orders_copy WHERE id = 4`).Scan(&n)
+	if n != 0 {
+		t.Fatal("a PAUSED sink task wrote a record")
+	}
+	if code, b := d.do("PUT", "/connectors/sink-all/resume", nil); code != 202 {
+		t.Fatalf("resume: %d %s", code, b)
+	}
+	d.waitTaskState("sink-all", "RUNNING")
+	for deadline := time.Now().Add(15 * time.Second); n != 1; time.Sleep(100 * time.Millisecond) {
+		tconn.QueryRow(ctx, `SELECT count(*) FROM orders_copy WHERE id = 4`).Scan(&n)
+		if time.Now().After(deadline) {
+			t.Fatal("the resumed sink task did not write the record produced while paused")
+		}
 	}
 	if !strings.Contains(d.log.String(), "Error encountered in task sink-all-0. Executing stage 'VALUE_CONVERTER'") {
 		t.Errorf("errors.log.enable=true did not log the failure")
