@@ -84,8 +84,8 @@ type connectorState struct {
 // writes its status), and the tasks assigned here.
 type runningConnector struct {
 	config   map[string]string
-	taskCfgs []map[string]string     // every task's committed config
-	conn     connect.Connector // source or sink; nil when the class was not found
+	taskCfgs []map[string]string // every task's committed config
+	conn     connect.Connector   // source or sink; nil when the class was not found
 	paused   bool
 	ownsConn bool
 	tasks    []*runningTask

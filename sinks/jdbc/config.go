@@ -73,14 +73,14 @@ var configDef = func() *connect.ConfigDef {
 	g = "Writes"
 	d.Define(connect.ConfigKey{Name: "insert.mode", Type: connect.TypeString, Default: connect.Str(InsertModeInsert), Importance: connect.High, Group: g,
 		Allowed: []string{InsertModeInsert, InsertModeUpsert, InsertModeUpdate},
-		Doc: "insert: INSERT every event; upsert: INSERT, or UPDATE when the primary key exists (idempotent); update: UPDATE only."})
+		Doc:     "insert: INSERT every event; upsert: INSERT, or UPDATE when the primary key exists (idempotent); update: UPDATE only."})
 	d.Define(connect.ConfigKey{Name: "delete.enabled", Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Medium, Group: g,
 		Validator: boolValidator, Doc: "Whether to treat tombstones and op=d events as deletes. Requires primary.key.mode=record_key."})
 	d.Define(connect.ConfigKey{Name: "truncate.enabled", Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Medium, Group: g,
 		Validator: boolValidator, Doc: "Whether op=t (truncate) events truncate the table."})
 	d.Define(connect.ConfigKey{Name: "primary.key.mode", Type: connect.TypeString, Default: connect.Str(PKModeNone), Importance: connect.Medium, Group: g,
 		Allowed: []string{PKModeNone, PKModeKafka, PKModeRecordKey, PKModeRecordValue},
-		Doc: "Where the primary key columns come from: none, kafka (__connect_topic, __connect_partition, __connect_offset), record_key, record_value."})
+		Doc:     "Where the primary key columns come from: none, kafka (__connect_topic, __connect_partition, __connect_offset), record_key, record_value."})
 	d.Define(connect.ConfigKey{Name: "primary.key.fields", Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: g,
 		Doc: "Comma-separated primary key field names; empty = all key fields (record_key). Required for a primitive key."})
 	d.Define(connect.ConfigKey{Name: "schema.evolution", Type: connect.TypeString, Default: connect.Str("none"), Importance: connect.Medium, Group: g,
