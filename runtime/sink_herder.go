@@ -3,8 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/connectd/connectd/connect"
@@ -114,4 +116,25 @@ func (h *Herder) sinkConnectorOffsets(ctx context.Context, name string) ([]conne
 		return a["kafka_partition"].(float64) < b["kafka_partition"].(float64)
 	})
 	return out, nil
+}
+
+// sinkConfigErrors are SinkConnectorConfig.validate's checks: exactly one
+// of topics and topics.regex, and a dead letter queue topic that is not
+// one of the consumed topics.
+func sinkConfigErrors(cfg map[string]string) []connect.ConfigError {
+	topics, _, err := sinkTopics(cfg)
+	if err != nil {
+		key := "topics"
+		if strings.Contains(err.Error(), "topics.regex:") {
+			key = "topics.regex"
+		}
+		return []connect.ConfigError{{Key: key, Message: err.Error()}}
+	}
+	dlq := strings.TrimSpace(cfg["errors.deadletterqueue.topic.name"])
+	for _, t := range topics {
+		if dlq != "" && t == dlq {
+			return []connect.ConfigError{{Key: "errors.deadletterqueue.topic.name", Message: fmt.Sprintf("The DLQ topic '%s' may not be included in the list of topics ('topics=%s') consumed by the connector", dlq, cfg["topics"])}}
+		}
+	}
+	return nil
 }

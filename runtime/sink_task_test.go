@@ -2,9 +2,11 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -90,6 +92,13 @@ func TestSinkTaskRetriesPutAndCommitsAfterFlush(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
+	// SinkConnectorConfig.validate: a sink needs exactly one of topics
+	// and topics.regex (HTTP 400 with the message on the key).
+	_, err = w.Herder.CreateConnector(ctx, "bad", map[string]string{"connector.class": "test.RecordingSink"})
+	var invalid *ConfigInvalidError
+	if !errors.As(err, &invalid) || !strings.Contains(invalid.Error(), "Must configure one of topics or topics.regex") {
+		t.Fatalf("sink without topics: %v", err)
+	}
 	if _, err := w.Herder.CreateConnector(ctx, "counter", map[string]string{"connector.class": "test.CounterSource", "topic": "numbers", "count": "300"}); err != nil {
 		t.Fatal(err)
 	}

@@ -121,6 +121,11 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 	for _, e := range conn.Validate(cfg) {
 		addErr(e.Key, e.Message)
 	}
+	if _, ok := conn.(connect.SinkConnector); ok {
+		for _, e := range sinkConfigErrors(cfg) { // sink_herder.go
+			addErr(e.Key, e.Message)
+		}
+	}
 	// The transformation chain: each alias's plugin keys and the errors
 	// only configuring the plugins reveals (ConnectorConfig.enrich).
 	for _, e := range transforms.Validate(cfg) {
