@@ -230,3 +230,86 @@ func TestJdbcSinkConfigValidation(t *testing.T) {
 		t.Fatal("a non-JDBC URL was accepted")
 	}
 }
+
+// TestJdbcSinkModes covers the other documented modes on PostgreSQL:
+// insert.mode=insert with primary.key.mode=none (every event appended),
+// insert.mode=update (only existing rows change), primary.key.mode=kafka
+// (__connect_topic/__connect_partition/__connect_offset as the key),
+// primary.key.mode=record_value with primary.key.fields, and
+// truncate.enabled (op=t empties the table, in order with the batch).
+func TestJdbcSinkModes(t *testing.T) {
+	ctx := context.Background()
+	pg := testenv.PostgresT(t)
+	if err := pg.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port)
+	conn, err := pg.Connect(ctx, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	query := func(q string) string {
+		var s *string
+		if err := conn.QueryRow(ctx, q).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
+	recs := mkRecords(t)
+	base := map[string]string{"connection.url": url, "connection.username": pg.User, "schema.evolution": "basic"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	// insert + none: the 6 events with an after image, appended.
+	runPuts(t, with("insert.mode", "insert", "collection.name.format", "appended"), recs, 100)
+	if got := query(`SELECT string_agg(id||':'||name, ',' ORDER BY id, name) FROM appended`); got != "1:one,1:one-b,2:two,3:three,4:four" {
+		t.Fatalf("insert/none: %s", got)
+	}
+	// kafka: one row per Kafka record with an after image, keyed by its coordinates.
+	runPuts(t, with("insert.mode", "upsert", "primary.key.mode", "kafka", "collection.name.format", "bykafka"), recs, 3)
+	if got := query(`SELECT string_agg(__connect_topic||'/'||__connect_partition||'/'||__connect_offset||'='||id, ',' ORDER BY __connect_offset) FROM bykafka`); got != "srv.public.t/0/1=1,srv.public.t/0/2=2,srv.public.t/0/3=1,srv.public.t/0/4=3,srv.public.t/0/9=4" {
+		t.Fatalf("kafka: %s", got)
+	}
+	// record_value on name: rows keyed by the value's name field.
+	runPuts(t, with("insert.mode", "upsert", "primary.key.mode", "record_value", "primary.key.fields", "name", "collection.name.format", "byname"), recs, 100)
+	if got := query(`SELECT string_agg(name||'='||id, ',' ORDER BY name) FROM byname`); got != "four=4,one=1,one-b=1,three=3,two=2" {
+		t.Fatalf("record_value: %s", got)
+	}
+	// update: only rows that exist change (id 1 exists, id 9 does not).
+	if _, err := conn.Exec(ctx, `CREATE TABLE upd (id integer PRIMARY KEY, name text, big text, d date, ts timestamp(6), tz timestamptz, amount numeric(10,2), v numeric, doc json, u uuid, raw bytea, ok boolean, f double precision); INSERT INTO upd (id, name) VALUES (1, 'old')`); err != nil {
+		t.Fatal(err)
+	}
+	runPuts(t, with("insert.mode", "update", "primary.key.mode", "record_key", "collection.name.format", "upd", "schema.evolution", "none"), recs[:4], 100)
+	if got := query(`SELECT string_agg(id||':'||name||':'||big, ',' ORDER BY id) FROM upd`); got != "1:one-b:long-1" {
+		t.Fatalf("update: %s", got)
+	}
+	// truncate: the rows before op=t are gone, the ones after it stay.
+	_, _, envS := rowSchema()
+	trunc := &connect.SinkRecord{Topic: "srv.public.t", Offset: 100, ValueSchema: envS,
+		Value: connect.NewStruct(envS).Put("op", "t").Put("source", connect.NewStruct(envS.Field("source").Schema).Put("db", "src").Put("schema", "public").Put("table", "t"))}
+	batch := append(append(append([]*connect.SinkRecord{}, recs[:2]...), trunc), recs[3])
+	runPuts(t, with("insert.mode", "upsert", "primary.key.mode", "record_key", "truncate.enabled", "true", "collection.name.format", "trunc"), batch, 100)
+	if got := query(`SELECT string_agg(id||':'||name, ',' ORDER BY id) FROM trunc`); got != "3:three" {
+		t.Fatalf("truncate: %s", got)
+	}
+	// schema.evolution=none and no table: a clear error.
+	task := &Task{}
+	if err := task.Start(ctx, nil, with("collection.name.format", "missing", "schema.evolution", "none")); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Stop()
+	if err := task.Put(ctx, recs[:1]); err == nil || !strings.Contains(err.Error(), "table missing does not exist and schema.evolution=none") {
+		t.Fatalf("missing table: %v", err)
+	}
+}
