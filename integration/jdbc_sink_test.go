@@ -350,6 +350,10 @@ func TestJdbcSinkDeadLetterQueue(t *testing.T) {
 		{Topic: "orders", Key: []byte(keyJSON(1)), Value: []byte(valJSON(1, "a"))},
 		{Topic: "orders", Key: []byte(keyJSON(2)), Value: poison, Headers: []kgo.RecordHeader{{Key: "origin", Value: []byte("test")}}},
 		{Topic: "orders", Key: []byte(keyJSON(3)), Value: []byte(valJSON(3, "c"))},
+		// Converts, but the sink cannot key it (a string key without
+		// primary.key.fields): reported by the task through the
+		// ErrantRecordReporter (KIP-610), stage TASK_PUT.
+		{Topic: "orders", Key: []byte(`{"schema":{"type":"string","optional":false},"payload":"x"}`), Value: []byte(valJSON(9, "z"))},
 	}
 	for _, r := range recs {
 		r.Partition = 0
@@ -377,14 +381,15 @@ func TestJdbcSinkDeadLetterQueue(t *testing.T) {
 	defer dlq.Close()
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	var got *kgo.Record
-	for got == nil {
+	var dead []*kgo.Record
+	for len(dead) < 2 {
 		f := dlq.PollFetches(pctx)
 		if pctx.Err() != nil {
 			t.Fatalf("no dead letter record\n%s", d.log.String())
 		}
-		f.EachRecord(func(r *kgo.Record) { got = r })
+		f.EachRecord(func(r *kgo.Record) { dead = append(dead, r) })
 	}
+	got := dead[0]
 	if string(got.Value) != string(poison) || string(got.Key) != keyJSON(2) {
 		t.Fatalf("dead letter record key %s value %s", got.Key, got.Value)
 	}
@@ -409,6 +414,16 @@ func TestJdbcSinkDeadLetterQueue(t *testing.T) {
 	}
 	if !strings.Contains(h["__connect.errors.exception.message"], "Converting byte[] to Kafka Connect data failed") {
 		t.Errorf("exception message %q", h["__connect.errors.exception.message"])
+	}
+	h2 := map[string]string{}
+	for _, x := range dead[1].Headers {
+		h2[x.Key] = string(x.Value)
+	}
+	if string(dead[1].Key) != `{"schema":{"type":"string","optional":false},"payload":"x"}` || string(dead[1].Value) != valJSON(9, "z") {
+		t.Errorf("errant record key %s value %s, want the consumed bytes", dead[1].Key, dead[1].Value)
+	}
+	if h2["__connect.errors.offset"] != "3" || h2["__connect.errors.stage"] != "TASK_PUT" || !strings.Contains(h2["__connect.errors.exception.message"], "primary.key.fields") {
+		t.Errorf("errant record reported by the task: headers %v", h2)
 	}
 	// The good records are written and the task keeps running.
 	tconn, err := pg.Connect(ctx, "target")
@@ -435,11 +450,11 @@ func TestJdbcSinkDeadLetterQueue(t *testing.T) {
 		t.Fatalf("errors.tolerance=all: %+v", st)
 	}
 	// GET /connectors/{c}/offsets for a sink: the consumer group's
-	// committed offsets in KIP-875's sink format; 3 = after the poison
-	// record and both good ones (committed only once they were written).
+	// committed offsets in KIP-875's sink format; 4 = after the four
+	// records (committed only once they were written).
 	for deadline := time.Now().Add(15 * time.Second); ; {
 		_, b := d.do("GET", "/connectors/sink-all/offsets", nil)
-		if strings.Contains(string(b), `{"partition":{"kafka_partition":0,"kafka_topic":"orders"},"offset":{"kafka_offset":3}}`) {
+		if strings.Contains(string(b), `{"partition":{"kafka_partition":0,"kafka_topic":"orders"},"offset":{"kafka_offset":4}}`) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -453,12 +468,12 @@ func TestJdbcSinkDeadLetterQueue(t *testing.T) {
 		t.Fatalf("pause: %d %s", code, b)
 	}
 	d.waitTaskState("sink-all", "PAUSED")
-	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Key: []byte(keyJSON(4)), Value: []byte(valJSON(4, "d"))}).FirstErr(); err != nil {
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 0, Key: []byte(keyJSON(5)), Value: []byte(valJSON(5, "e"))}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond)
 	var n int
-	tconn.QueryRow(ctx, `SELECT count(*) FROM orders_copy WHERE id = 4`).Scan(&n)
+	tconn.QueryRow(ctx, `SELECT count(*) FROM orders_copy WHERE id = 5`).Scan(&n)
 	if n != 0 {
 		t.Fatal("a PAUSED sink task wrote a record")
 	}
@@ -467,7 +482,7 @@ func TestJdbcSinkDeadLetterQueue(t *testing.T) {
 	}
 	d.waitTaskState("sink-all", "RUNNING")
 	for deadline := time.Now().Add(15 * time.Second); n != 1; time.Sleep(100 * time.Millisecond) {
-		tconn.QueryRow(ctx, `SELECT count(*) FROM orders_copy WHERE id = 4`).Scan(&n)
+		tconn.QueryRow(ctx, `SELECT count(*) FROM orders_copy WHERE id = 5`).Scan(&n)
 		if time.Now().After(deadline) {
 			t.Fatal("the resumed sink task did not write the record produced while paused")
 		}

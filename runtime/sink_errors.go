@@ -53,6 +53,11 @@ type sinkErrorHandler struct {
 	dlqRF        int16
 	producer     *kgo.Client
 	log          *slog.Logger
+	// originals maps the records of the batch being put to their consumed
+	// records, so that Report writes the original bytes, as
+	// WorkerErrantRecordReporter does.
+	originals map[*connect.SinkRecord]*kgo.Record
+
 	ensureOnce   sync.Once
 	ensureErr    error
 	skippedCount int64
@@ -110,9 +115,12 @@ func (h *sinkErrorHandler) handle(ctx context.Context, r *kgo.Record, stage Stag
 }
 
 // Report implements connect.ErrantRecordReporter for records the task
-// could not write (stage TASK_PUT). The original bytes are gone by then,
-// so the dead letter record carries the converted key and value as JSON.
+// could not write (stage TASK_PUT): the dead letter record carries the
+// consumed record's original key, value and headers.
 func (h *sinkErrorHandler) Report(ctx context.Context, sr *connect.SinkRecord, cause error) error {
+	if orig, ok := h.originals[sr]; ok {
+		return h.handle(ctx, orig, StageTaskPut, "SinkTask", cause)
+	}
 	r := &kgo.Record{Topic: sr.Topic, Partition: sr.Partition, Offset: sr.Offset, Timestamp: sr.Timestamp}
 	for _, hd := range sr.Headers {
 		r.Headers = append(r.Headers, kgo.RecordHeader{Key: hd.Key, Value: hd.Value})

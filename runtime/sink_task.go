@@ -166,6 +166,7 @@ func (w *workerSinkTask) run(ctx context.Context) (err error) {
 		var batch []*connect.SinkRecord
 		var polled []*kgo.Record
 		fetches.EachRecord(func(r *kgo.Record) { polled = append(polled, r) })
+		originals := make(map[*connect.SinkRecord]*kgo.Record, len(polled))
 		for _, r := range polled {
 			sr, err := w.convert(ctx, r)
 			if err != nil {
@@ -173,8 +174,10 @@ func (w *workerSinkTask) run(ctx context.Context) (err error) {
 			}
 			if sr != nil {
 				batch = append(batch, sr)
+				originals[sr] = r
 			}
 		}
+		w.errs.originals = originals
 		if len(batch) > 0 {
 			if err := w.put(ctx, batch); err != nil {
 				if ctx.Err() != nil {
