@@ -44,15 +44,15 @@ const (
 //     __connect.errors.* headers when
 //     errors.deadletterqueue.context.headers.enable.
 type sinkErrorHandler struct {
-	id           TaskID
-	tolerateAll  bool
-	logEnable    bool
-	logMessages  bool
-	dlqTopic     string
-	dlqHeaders   bool
-	dlqRF        int16
-	producer     *kgo.Client
-	log          *slog.Logger
+	id          TaskID
+	tolerateAll bool
+	logEnable   bool
+	logMessages bool
+	dlqTopic    string
+	dlqHeaders  bool
+	dlqRF       int16
+	producer    *kgo.Client
+	log         *slog.Logger
 	// originals maps the records of the batch being put to their consumed
 	// records, so that Report writes the original bytes, as
 	// WorkerErrantRecordReporter does.
