@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +22,18 @@ import (
 // failure (retry.go).
 func (h *Herder) startSinkTask(ctx context.Context, rt *runningTask, id TaskID, conn connect.SinkConnector, cfg, connCfg map[string]string, keyConv, valConv connect.Converter, logger *slog.Logger, fail func(error)) {
 	policy := retryPolicyOf(cfg)
+	maxPoll := 0
+	if op, err := OverridePolicy(h.cfg); err == nil && overrideAllowed(op, "max.poll.records") {
+		if v, ok := connCfg[ConsumerOverridePrefix+"max.poll.records"]; ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil || n < 1 {
+				close(rt.done)
+				fail(fmt.Errorf("Invalid value %s for configuration %smax.poll.records: must be at least 1", v, ConsumerOverridePrefix))
+				return
+			}
+			maxPoll = n
+		}
+	}
 	newWorker := func() (*workerSinkTask, error) {
 		chain, err := transforms.NewChain(connCfg)
 		if err != nil {
@@ -32,7 +45,7 @@ func (h *Herder) startSinkTask(ctx context.Context, rt *runningTask, id TaskID, 
 		}
 		return &workerSinkTask{
 			id: id, task: conn.NewTask(), cfg: cfg, connCfg: connCfg, keyConv: keyConv, valConv: valConv, chain: chain,
-			brokers: h.brokers, flushInt: h.flushInt, log: logger, gate: rt.gate, errs: errs, maxDelay: policy.maxDelay,
+			brokers: h.brokers, flushInt: h.flushInt, log: logger, gate: rt.gate, errs: errs, maxDelay: policy.maxDelay, maxPoll: maxPoll,
 			setState: func(state, trace string) { h.putStatus(taskStatusKey(id), state, trace) },
 		}, nil
 	}

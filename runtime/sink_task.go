@@ -54,6 +54,10 @@ type workerSinkTask struct {
 	errs     *sinkErrorHandler
 	// maxDelay caps the backoff between Put retries (errors.retry.delay.max.ms).
 	maxDelay time.Duration
+	// maxPoll is the most records per Put: max.poll.records (500), or the
+	// connector's consumer.override.max.poll.records when the worker's
+	// override policy allows it.
+	maxPoll int
 
 	consumer *kgo.Client
 	// pending: per topic and partition, the offset after the last record
@@ -152,7 +156,11 @@ func (w *workerSinkTask) run(ctx context.Context) (err error) {
 			}
 		}
 		pollCtx, cancel := context.WithTimeout(ctx, time.Second)
-		fetches := w.consumer.PollRecords(pollCtx, sinkMaxPollRecords)
+		maxPoll := w.maxPoll
+		if maxPoll <= 0 {
+			maxPoll = sinkMaxPollRecords
+		}
+		fetches := w.consumer.PollRecords(pollCtx, maxPoll)
 		cancel()
 		if ctx.Err() != nil {
 			// Records polled but not put are consumed again after a restart.

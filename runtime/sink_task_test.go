@@ -29,6 +29,7 @@ type sinkShared struct {
 	failPuts  int           // Puts that fail with *connect.RetriableError
 	flushGate chan struct{} // Flush returns once this is closed
 	flushes   int
+	maxBatch  int
 }
 
 func (recordingSink) Version() string                                  { return "test" }
@@ -49,6 +50,7 @@ func (t *recordingSinkTask) Put(_ context.Context, recs []*connect.SinkRecord) e
 	t.shared.mu.Lock()
 	defer t.shared.mu.Unlock()
 	t.shared.puts++
+	t.shared.maxBatch = max(t.shared.maxBatch, len(recs))
 	if t.shared.puts <= t.shared.failPuts {
 		return &connect.RetriableError{Err: io.ErrUnexpectedEOF}
 	}
@@ -103,24 +105,9 @@ func TestSinkTaskRetriesPutAndCommitsAfterFlush(t *testing.T) {
 		t.Fatal(err)
 	}
 	consumeAll(t, kafka, "numbers", 300)
-	if _, err := w.Herder.CreateConnector(ctx, "rec", map[string]string{"connector.class": "test.RecordingSink", "topics": "numbers", "errors.retry.delay.max.ms": "200"}); err != nil {
+	if _, err := w.Herder.CreateConnector(ctx, "rec", map[string]string{"connector.class": "test.RecordingSink", "topics": "numbers", "errors.retry.delay.max.ms": "200",
+		"consumer.override.max.poll.records": "40"}); err != nil {
 		t.Fatal(err)
-	}
-	waitFor(t, func() bool {
-		sink.mu.Lock()
-		defer sink.mu.Unlock()
-		return len(sink.values) >= 300
-	})
-	sink.mu.Lock()
-	for i, v := range sink.values[:300] {
-		if v != "record-"+itoa(i) {
-			t.Fatalf("value %d = %q", i, v)
-		}
-	}
-	puts := sink.puts
-	sink.mu.Unlock()
-	if puts < 3 {
-		t.Fatalf("%d puts: the two retriable failures were not redelivered", puts)
 	}
 	adm := kadm.NewClient(mustClient(t, kafka))
 	committed := func() int64 {
@@ -134,11 +121,41 @@ func TestSinkTaskRetriesPutAndCommitsAfterFlush(t *testing.T) {
 		}
 		return o.At
 	}
+	putCount := func() int {
+		sink.mu.Lock()
+		defer sink.mu.Unlock()
+		return len(sink.values)
+	}
+	// The first Put that succeeds (40 records, after two retriable
+	// failures) is followed by a flush that blocks: nothing is committed.
+	waitFor(t, func() bool { return putCount() >= 40 })
 	time.Sleep(500 * time.Millisecond) // several commit intervals
 	if c := committed(); c > 0 {
 		t.Fatalf("offset %d committed before the task's flush returned", c)
 	}
 	close(sink.flushGate)
+	deadline := time.Now().Add(30 * time.Second)
+	for putCount() < 300 {
+		if time.Now().After(deadline) {
+			st, _ := w.Herder.ConnectorStatus("rec")
+			t.Fatalf("%d of 300 records put; status %+v", putCount(), st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	sink.mu.Lock()
+	for i, v := range sink.values[:300] {
+		if v != "record-"+itoa(i) {
+			t.Fatalf("value %d = %q", i, v)
+		}
+	}
+	puts, maxBatch := sink.puts, sink.maxBatch
+	sink.mu.Unlock()
+	if maxBatch > 40 || maxBatch == 0 {
+		t.Fatalf("a Put got %d records, consumer.override.max.poll.records=40", maxBatch)
+	}
+	if puts < 3 {
+		t.Fatalf("%d puts: the two retriable failures were not redelivered", puts)
+	}
 	waitFor(t, func() bool { return committed() == 300 })
 	st, _ := w.Herder.ConnectorStatus("rec")
 	if st.Type != "sink" || st.Tasks[0].State != StateRunning {
