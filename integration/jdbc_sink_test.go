@@ -334,6 +334,18 @@ func TestJdbcSinkDeadLetterQueue(t *testing.T) {
 	}
 	d := newDaemon(t)
 	d.start()
+	// The plugin is listed as a sink, and its config is validated per field
+	// (Kafka Connect's ConnectorPluginsResource).
+	if code, b := d.do("GET", "/connector-plugins", nil); code != 200 || !strings.Contains(string(b), `{"class":"io.debezium.connector.jdbc.JdbcSinkConnector","type":"sink","version":"3.6.1.Final"}`) {
+		t.Fatalf("plugins: %d %s", code, b)
+	}
+	code, vb := d.do("PUT", "/connector-plugins/JdbcSinkConnector/config/validate", map[string]string{
+		"connector.class": "io.debezium.connector.jdbc.JdbcSinkConnector", "name": "v", "connection.url": "jdbc:postgresql://h/db",
+		"delete.enabled": "true", "insert.mode": "upsert"})
+	if code != 200 || !strings.Contains(string(vb), `"error_count":3`) || !strings.Contains(string(vb), "Deletes require primary.key.mode=record_key") ||
+		!strings.Contains(string(vb), "Must configure one of topics or topics.regex") {
+		t.Fatalf("validate: %d %s", code, vb)
+	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafka), kgo.AllowAutoTopicCreation())
 	if err != nil {
 		t.Fatal(err)
