@@ -34,6 +34,7 @@ vet:
 bench: setup-demo build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./bench/postgres --connectd $(BIN)
+	$(GO) run ./bench/jdbc
 
 clean:
 	rm -rf bin

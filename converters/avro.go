@@ -50,6 +50,9 @@ type AvroConverter struct {
 	miss  sync.Mutex                     // one registry round trip at a time
 
 	writers sync.Pool
+
+	// readers decode records by writer schema id (avro_read.go).
+	readers map[int]*avroReader
 }
 
 type avroKey struct {

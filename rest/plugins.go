@@ -26,6 +26,10 @@ func (s *Server) listPlugins(c echo.Context) error {
 		f, _, _ := s.plugins.Source(cl)
 		out = append(out, pluginBody{Class: cl, Type: connect.PluginSource, Version: f().Version()})
 	}
+	for _, cl := range s.plugins.SinkClasses() {
+		f, _, _ := s.plugins.Sink(cl)
+		out = append(out, pluginBody{Class: cl, Type: connect.PluginSink, Version: f().Version()})
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Class < out[j].Class })
 	if strings.EqualFold(c.QueryParam("connectorsOnly"), "false") {
 		for _, p := range s.plugins.OtherPlugins() {

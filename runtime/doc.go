@@ -11,6 +11,18 @@
 // confirms a position upstream only after Kafka acknowledged every record
 // up to it and the offset is durable (DESIGN.md section 3, invariant 1).
 //
+// Sink tasks (sink_task.go, sink_herder.go, sink_errors.go; Kafka
+// Connect's WorkerSinkTask): one goroutine owns the task and its consumer
+// (group connect-<connector>, BlockRebalanceOnPoll, so partitions move
+// only between polls). Each poll is converted, transformed and handed to
+// SinkTask.Put; a RetriableException redelivers the same records. Consumer
+// offsets are committed only after SinkTask.Flush returned nil for every
+// record put before them (invariant 1 for sinks), on the offset flush
+// interval, on partition revocation and at a clean stop; never after a
+// failure. errors.tolerance/log/deadletterqueue apply to records that fail
+// conversion or a transformation, and to those the task reports through
+// connect.ErrantRecordReporter.
+//
 // Embedded broker crash recovery (broker_recovery.go): a SIGKILL kills the
 // broker with the worker; at the next start, before the herder reads any
 // topic, the broker ends every transaction the crash left open with the

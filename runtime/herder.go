@@ -84,8 +84,8 @@ type connectorState struct {
 // writes its status), and the tasks assigned here.
 type runningConnector struct {
 	config   map[string]string
-	taskCfgs []map[string]string     // every task's committed config
-	conn     connect.SourceConnector // nil when the class was not found
+	taskCfgs []map[string]string // every task's committed config
+	conn     connect.Connector   // source or sink; nil when the class was not found
 	paused   bool
 	ownsConn bool
 	tasks    []*runningTask
@@ -710,7 +710,7 @@ func (h *Herder) startConnector(name string, cfg map[string]string, taskCfgs []m
 	h.mu.Lock()
 	h.running[name] = rc
 	h.mu.Unlock()
-	factory, _, ok := h.plugins.Source(cfg["connector.class"])
+	factory, _, _, ok := h.plugins.Connector(cfg["connector.class"])
 	if !ok {
 		if ownConn {
 			h.putStatus(connectorStatusKey(name), StateFailed, fmt.Sprintf("Failed to find any class that implements Connector and which name matches %s", cfg["connector.class"]))
@@ -736,7 +736,7 @@ func (h *Herder) startConnector(name string, cfg map[string]string, taskCfgs []m
 	}
 }
 
-func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceConnector, cfg map[string]string) {
+func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.Connector, cfg map[string]string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.mu.Lock()
 	rt := &runningTask{id: id, cfg: cfg, cancel: cancel, done: make(chan struct{}), gate: newPauseGate(rc.paused)}
@@ -776,6 +776,11 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 		return
 	}
 	logger := h.connectorLogger(connCfg)
+	if sink, ok := conn.(connect.SinkConnector); ok {
+		h.startSinkTask(ctx, rt, id, sink, cfg, connCfg, keyConv, valConv, logger, fail) // sink_herder.go
+		return
+	}
+	source := conn.(connect.SourceConnector)
 	newWorker := func() (*workerSourceTask, error) {
 		// Transformations come from the connector's config, as in Kafka
 		// Connect; a fresh chain per task instance (SMTs may keep state).
@@ -784,7 +789,7 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 			return nil, err
 		}
 		w := &workerSourceTask{
-			id: id, task: conn.NewTask(), cfg: cfg, keyConv: keyConv, valConv: valConv, chain: chain,
+			id: id, task: source.NewTask(), cfg: cfg, keyConv: keyConv, valConv: valConv, chain: chain,
 			producer: h.producer, topics: h.topics, store: h.store, flushInt: h.flushInt, flushTO: h.flushTO, log: h.taskLog,
 			setState: func(state, trace string) { h.putStatus(taskStatusKey(id), state, trace) },
 			gate:     rt.gate,
@@ -946,6 +951,9 @@ func (h *Herder) ConnectorInfo(name string) (ConnectorInfo, error) {
 		return ConnectorInfo{}, &NotFoundError{Connector: name}
 	}
 	info := ConnectorInfo{Name: name, Config: st.config, Type: "source", Tasks: []TaskID{}}
+	if _, _, sink, ok := h.plugins.Connector(st.config["connector.class"]); ok && sink {
+		info.Type = "sink"
+	}
 	for i := 0; i < st.taskCount; i++ {
 		info.Tasks = append(info.Tasks, TaskID{Connector: name, Task: i})
 	}

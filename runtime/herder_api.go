@@ -89,7 +89,7 @@ func (h *Herder) PatchConnectorConfig(ctx context.Context, name string, patch ma
 // the task-<name>-<i> records followed by commit-<name>
 // (KafkaConfigBackingStore.putTaskConfigs).
 func (h *Herder) taskConfigRecords(name string, cfg map[string]string) ([]kafkalog.Record, error) {
-	factory, _, ok := h.plugins.Source(cfg["connector.class"])
+	factory, _, _, ok := h.plugins.Connector(cfg["connector.class"])
 	if !ok {
 		return nil, &BadRequestError{Msg: "Failed to find any class that implements Connector and which name matches " + cfg["connector.class"]}
 	}
@@ -357,8 +357,12 @@ func (h *Herder) TaskConfigs(name string) ([]map[string]string, error) {
 // ConnectorOffsets returns every source partition of name with its offset
 // from the offsets topic, sorted by partition JSON. Errors: *NotFoundError.
 func (h *Herder) ConnectorOffsets(ctx context.Context, name string) ([]connect.PartitionOffset, error) {
-	if _, _, _, ok := h.snapshot(name); !ok {
+	cfg, _, _, ok := h.snapshot(name)
+	if !ok {
 		return nil, &NotFoundError{Connector: name}
+	}
+	if _, _, sink, _ := h.plugins.Connector(cfg["connector.class"]); sink {
+		return h.sinkConnectorOffsets(ctx, name) // sink_herder.go
 	}
 	if err := h.store.ReadToEnd(ctx); err != nil {
 		return nil, err

@@ -216,7 +216,7 @@ func loggersOf(log *slog.Logger) *Loggers {
 // task class of its connector class (io.debezium.connector.postgresql.
 // PostgresConnector → ...PostgresConnectorTask).
 func (h *Herder) connectorLogger(cfg map[string]string) *slog.Logger {
-	_, class, ok := h.plugins.Source(cfg["connector.class"])
+	_, class, _, ok := h.plugins.Connector(cfg["connector.class"])
 	if !ok {
 		return h.taskLog
 	}

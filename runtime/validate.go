@@ -52,9 +52,9 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 	if class == "" {
 		return ConfigInfos{}, &BadRequestError{Msg: "Connector config " + configString(cfg) + " contains no connector type"}
 	}
-	factory, _, ok := h.plugins.Source(class)
+	factory, _, _, ok := h.plugins.Connector(class)
 	if !ok {
-		return ConfigInfos{}, &BadRequestError{Msg: fmt.Sprintf("Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, strings.Join(h.plugins.SourceClasses(), ", "))}
+		return ConfigInfos{}, &BadRequestError{Msg: fmt.Sprintf("Failed to find any class that implements Connector and which name matches %s, available connectors are: %s", class, strings.Join(append(h.plugins.SourceClasses(), h.plugins.SinkClasses()...), ", "))}
 	}
 	// Validation sees the resolved values, as AbstractHerder's
 	// validateConnectorConfig transforms the config first.
@@ -120,6 +120,11 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 	}
 	for _, e := range conn.Validate(cfg) {
 		addErr(e.Key, e.Message)
+	}
+	if _, ok := conn.(connect.SinkConnector); ok {
+		for _, e := range sinkConfigErrors(cfg) { // sink_herder.go
+			addErr(e.Key, e.Message)
+		}
 	}
 	// The transformation chain: each alias's plugin keys and the errors
 	// only configuring the plugins reveals (ConnectorConfig.enrich).
@@ -202,7 +207,7 @@ func (h *Herder) validateForWrite(cfg map[string]string) error {
 // the framework's connector keys it does not define. Errors: *NotFoundError
 // style *PluginNotFoundError for an unknown plugin.
 func (h *Herder) PluginConfig(name string) ([]connect.KeyInfo, error) {
-	if f, _, ok := h.plugins.Source(name); ok {
+	if f, _, _, ok := h.plugins.Connector(name); ok {
 		own := f().Config().Info()
 		seen := map[string]bool{}
 		for _, k := range own {

@@ -6,6 +6,7 @@ import (
 	"github.com/connectd/connectd/connectors/postgres"
 	"github.com/connectd/connectd/converters"
 	"github.com/connectd/connectd/rest"
+	"github.com/connectd/connectd/sinks/jdbc"
 	"github.com/connectd/connectd/transforms"
 )
 
@@ -15,6 +16,7 @@ func plugins() *connect.Plugins {
 	p.RegisterSource(postgres.ClassName, postgres.New, "PostgresConnector", "Postgres")
 	p.RegisterSource(mysql.ClassName, mysql.New, mysql.Aliases...)
 	p.RegisterSource(mysql.MariaDBClassName, mysql.NewMariaDB, mysql.MariaDBAliases...)
+	p.RegisterSink(jdbc.ClassName, jdbc.New, jdbc.Aliases...)
 	// JsonConverter is both a Converter and a HeaderConverter in Kafka
 	// Connect and is listed under both types.
 	for _, typ := range []string{connect.PluginConverter, connect.PluginHeaderConverter} {

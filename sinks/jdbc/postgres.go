@@ -1,0 +1,301 @@
+package jdbc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// postgresDialect writes with pgx: each op is one statement over unnest()
+// of text arrays (one array per column), so a batch of n rows costs one
+// round trip per table and column set instead of n:
+//
+//	INSERT INTO t (k, c) SELECT u.a1::integer, u.a2::text
+//	  FROM unnest($1::text[], $2::text[]) AS u(a1, a2)
+//	  ON CONFLICT (k) DO UPDATE SET c = EXCLUDED.c
+type postgresDialect struct {
+	cfg  *config
+	conn *pgx.Conn
+}
+
+func openPostgres(ctx context.Context, cfg *config) (*postgresDialect, error) {
+	pc, err := pgx.ParseConfig(cfg.dsn)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.user != "" {
+		pc.User = cfg.user
+	}
+	if cfg.password != "" {
+		pc.Password = cfg.password
+	}
+	conn, err := pgx.ConnectConfig(ctx, pc)
+	if err != nil {
+		return nil, retriable(err)
+	}
+	return &postgresDialect{cfg: cfg, conn: conn}, nil
+}
+
+func (d *postgresDialect) close() { _ = d.conn.Close(context.Background()) }
+
+func (d *postgresDialect) storedName(n string) string {
+	if d.cfg.quote {
+		return n
+	}
+	return strings.ToLower(n)
+}
+
+func (d *postgresDialect) ident(n string) string {
+	return `"` + strings.ReplaceAll(d.storedName(n), `"`, `""`) + `"`
+}
+
+func (d *postgresDialect) columns(ctx context.Context, table string) (map[string]string, bool, error) {
+	var exists bool
+	if err := d.conn.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, d.ident(table)).Scan(&exists); err != nil {
+		return nil, false, retriable(err)
+	}
+	if !exists {
+		return nil, false, nil
+	}
+	rows, err := d.conn.Query(ctx, `SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a
+		WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped`, d.ident(table))
+	if err != nil {
+		return nil, false, retriable(err)
+	}
+	out := map[string]string{}
+	for rows.Next() {
+		var n, t string
+		if err := rows.Scan(&n, &t); err != nil {
+			return nil, false, err
+		}
+		out[n] = t
+	}
+	return out, true, retriable(rows.Err())
+}
+
+// pgType maps a Connect schema to a PostgreSQL column type as Debezium's
+// JDBC sink PostgreSQL dialect does (its "data type mapping" table).
+func pgType(s *connect.Schema) string {
+	switch s.Name {
+	case dbzDate, connect.DateName:
+		return "date"
+	case dbzTime, connect.TimeName:
+		return "time(3)"
+	case dbzMicroTime, dbzNanoTime:
+		return "time(6)"
+	case dbzTimestamp, connect.TimestampName:
+		return "timestamp(3)"
+	case dbzMicroTimestamp, dbzNanoTimestamp:
+		return "timestamp(6)"
+	case dbzZonedTimestamp:
+		return "timestamptz"
+	case dbzZonedTime:
+		return "timetz"
+	case dbzMicroDuration:
+		return "interval"
+	case connect.DecimalName:
+		sc, _ := s.Param("scale")
+		if p, ok := s.Param("connect.decimal.precision"); ok {
+			return fmt.Sprintf("numeric(%s,%s)", p, sc)
+		}
+		return "numeric"
+	case dbzVariableScaleDecimal:
+		return "numeric"
+	case dbzJSON:
+		return "json"
+	case dbzUUID:
+		return "uuid"
+	case dbzXML:
+		return "xml"
+	}
+	switch s.Type {
+	case connect.Int8, connect.Int16:
+		return "smallint"
+	case connect.Int32:
+		return "integer"
+	case connect.Int64:
+		return "bigint"
+	case connect.Float32:
+		return "real"
+	case connect.Float64:
+		return "double precision"
+	case connect.Boolean:
+		return "boolean"
+	case connect.Bytes:
+		return "bytea"
+	}
+	return "text" // strings, enums, and arrays/maps/structs as JSON text
+}
+
+func (d *postgresDialect) columnDef(f field, inKey bool) string {
+	def := d.ident(f.name) + " " + pgType(f.schema)
+	if inKey || !f.schema.Optional {
+		def += " NOT NULL"
+	}
+	return def
+}
+
+func (d *postgresDialect) createTable(ctx context.Context, table string, key, cols []field) error {
+	var defs, pk []string
+	for _, k := range key {
+		defs = append(defs, d.columnDef(k, true))
+		pk = append(pk, d.ident(k.name))
+	}
+	for _, c := range cols {
+		defs = append(defs, d.columnDef(c, false))
+	}
+	if len(pk) > 0 {
+		defs = append(defs, "PRIMARY KEY ("+strings.Join(pk, ", ")+")")
+	}
+	_, err := d.conn.Exec(ctx, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", d.ident(table), strings.Join(defs, ", ")))
+	return retriable(err)
+}
+
+func (d *postgresDialect) addColumns(ctx context.Context, table string, cols []field) error {
+	for _, c := range cols {
+		if _, err := d.conn.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", d.ident(table), d.ident(c.name), pgType(c.schema))); err != nil {
+			return retriable(err)
+		}
+	}
+	return nil
+}
+
+// castExpr reads text expression e as a value of SQL type t.
+func castExpr(e, t string) string {
+	if t == "bytea" {
+		return "decode(" + e + ", 'hex')"
+	}
+	return e + "::" + t
+}
+
+func (d *postgresDialect) apply(ctx context.Context, ops []tableOp, types map[string]map[string]string) error {
+	tx, err := d.conn.Begin(ctx)
+	if err != nil {
+		return retriable(err)
+	}
+	defer tx.Rollback(context.Background())
+	for _, op := range ops {
+		sql, args, err := d.statement(op, types[op.table])
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, sql, args...); err != nil {
+			return retriable(fmt.Errorf("table %s: %w", op.table, err))
+		}
+	}
+	return retriable(tx.Commit(ctx))
+}
+
+func (d *postgresDialect) statement(op tableOp, types map[string]string) (string, []any, error) {
+	t := d.ident(op.table)
+	if op.kind == writeTruncate {
+		return "TRUNCATE TABLE " + t, nil, nil
+	}
+	fields := append(append([]field(nil), op.key...), op.cols...)
+	if op.kind == writeDelete {
+		fields = op.key
+	}
+	args := make([]any, len(fields))
+	arrays := make([][]pgtype.Text, len(fields))
+	for i := range arrays {
+		arrays[i] = make([]pgtype.Text, len(op.rows))
+	}
+	nk := len(op.key)
+	for r, c := range op.rows {
+		for i := range fields {
+			var f field
+			if i < nk {
+				f = c.key[i]
+			} else {
+				f = c.cols[i-nk]
+			}
+			s, ok, err := textValue(f.schema, f.value)
+			if err != nil {
+				return "", nil, fmt.Errorf("table %s column %s: %w", op.table, fields[i].name, err)
+			}
+			if ok {
+				arrays[i][r] = pgtype.Text{String: strings.ReplaceAll(s, "\x00", ""), Valid: true}
+			}
+		}
+	}
+	alias := make([]string, len(fields))
+	params := make([]string, len(fields))
+	exprs := make([]string, len(fields))
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		args[i] = arrays[i]
+		alias[i] = fmt.Sprintf("a%d", i+1)
+		params[i] = fmt.Sprintf("$%d::text[]", i+1)
+		typ := types[d.storedName(f.name)]
+		if typ == "" {
+			return "", nil, fmt.Errorf("table %s has no column %s", op.table, d.storedName(f.name))
+		}
+		exprs[i] = castExpr("u."+alias[i], typ)
+		names[i] = d.ident(f.name)
+	}
+	from := fmt.Sprintf("unnest(%s) AS u(%s)", strings.Join(params, ", "), strings.Join(alias, ", "))
+	var where []string
+	for i := 0; i < nk; i++ {
+		where = append(where, fmt.Sprintf("%s.%s = %s", t, names[i], exprs[i]))
+	}
+	switch op.kind {
+	case writeDelete:
+		return fmt.Sprintf("DELETE FROM %s USING %s WHERE %s", t, from, strings.Join(where, " AND ")), args, nil
+	case writeUpdate:
+		var set []string
+		for i := nk; i < len(fields); i++ {
+			set = append(set, fmt.Sprintf("%s = %s", names[i], exprs[i]))
+		}
+		if len(set) == 0 {
+			return "SELECT 1", nil, nil
+		}
+		return fmt.Sprintf("UPDATE %s SET %s FROM %s WHERE %s", t, strings.Join(set, ", "), from, strings.Join(where, " AND ")), args, nil
+	}
+	sql := fmt.Sprintf("INSERT INTO %s (%s) SELECT %s FROM %s", t, strings.Join(names, ", "), strings.Join(exprs, ", "), from)
+	if op.kind == writeUpsert && nk > 0 {
+		var set []string
+		for i := nk; i < len(fields); i++ {
+			set = append(set, fmt.Sprintf("%s = EXCLUDED.%s", names[i], names[i]))
+		}
+		if len(set) == 0 {
+			sql += fmt.Sprintf(" ON CONFLICT (%s) DO NOTHING", strings.Join(names[:nk], ", "))
+		} else {
+			sql += fmt.Sprintf(" ON CONFLICT (%s) DO UPDATE SET %s", strings.Join(names[:nk], ", "), strings.Join(set, ", "))
+		}
+	}
+	return sql, args, nil
+}
+
+// retriable wraps errors a new connection or a later attempt may cure:
+// network errors and PostgreSQL's connection exception (08), serialization
+// failure / deadlock (40), insufficient resources (53) and operator
+// intervention (57) classes.
+func retriable(err error) error {
+	if err == nil {
+		return nil
+	}
+	var re *connect.RetriableError
+	if errors.As(err, &re) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code[:2] {
+		case "08", "40", "53", "57":
+			return &connect.RetriableError{Err: err}
+		}
+		return err
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || pgconn.SafeToRetry(err) || errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "conn closed") {
+		return &connect.RetriableError{Err: err}
+	}
+	return err
+}

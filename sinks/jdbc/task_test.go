@@ -1,0 +1,315 @@
+package jdbc
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/testenv"
+	"github.com/go-sql-driver/mysql"
+)
+
+// rowSchema mirrors what Debezium's PostgreSQL connector emits for
+// CREATE TABLE t (id int PRIMARY KEY, name text, big text (TOASTed),
+// d date, ts timestamp(6), tz timestamptz, amount numeric(10,2),
+// v numeric, doc json, u uuid, raw bytea, ok boolean, f double precision)
+// (19723 days = 2024-01-01) with the default decimal/time handling (Debezium PostgreSQL connector
+// docs, "Data type mappings").
+func rowSchema() (key, value, envelope *connect.Schema) {
+	key = connect.StructSchema().Name("srv.public.t.Key").Field("id", connect.Prim(connect.Int32, false)).Build()
+	vsd := connect.StructSchema().Name(dbzVariableScaleDecimal).Optional().
+		Field("scale", connect.Prim(connect.Int32, false)).Field("value", connect.Prim(connect.Bytes, false)).Build()
+	named := func(t connect.Type, name string) *connect.Schema {
+		return connect.NewSchema(t).Name(name).Version(1).Optional().Build()
+	}
+	amount := connect.NewSchema(connect.Bytes).Name(connect.DecimalName).Version(1).Param("scale", "2").Param("connect.decimal.precision", "10").Optional().Build()
+	value = connect.StructSchema().Name("srv.public.t.Value").Optional().
+		Field("id", connect.Prim(connect.Int32, false)).
+		Field("name", connect.Prim(connect.String, true)).
+		Field("big", connect.Prim(connect.String, true)).
+		Field("d", named(connect.Int32, dbzDate)).
+		Field("ts", named(connect.Int64, dbzMicroTimestamp)).
+		Field("tz", named(connect.String, dbzZonedTimestamp)).
+		Field("amount", amount).
+		Field("v", vsd).
+		Field("doc", named(connect.String, dbzJSON)).
+		Field("u", named(connect.String, dbzUUID)).
+		Field("raw", connect.Prim(connect.Bytes, true)).
+		Field("ok", connect.Prim(connect.Boolean, true)).
+		Field("f", connect.Prim(connect.Float64, true)).Build()
+	source := connect.StructSchema().Name("io.debezium.connector.postgresql.Source").
+		Field("db", connect.Prim(connect.String, false)).Field("schema", connect.Prim(connect.String, false)).Field("table", connect.Prim(connect.String, false)).Build()
+	envelope = connect.StructSchema().Name("srv.public.t.Envelope").Version(2).
+		Field("before", value).Field("after", value).Field("source", source).
+		Field("op", connect.Prim(connect.String, false)).Build()
+	return
+}
+
+type rowVals struct {
+	id   int32
+	name string
+	big  string
+}
+
+func mkRecords(t *testing.T) []*connect.SinkRecord {
+	keyS, valS, envS := rowSchema()
+	off := int64(0)
+	mk := func(op string, r *rowVals, keyID int32) *connect.SinkRecord {
+		off++
+		k := connect.NewStruct(keyS).Put("id", keyID)
+		rec := &connect.SinkRecord{Topic: "srv.public.t", Partition: 0, Offset: off, KeySchema: keyS, Key: k}
+		if op == "tombstone" {
+			return rec
+		}
+		src := connect.NewStruct(envS.Field("source").Schema).Put("db", "src").Put("schema", "public").Put("table", "t")
+		env := connect.NewStruct(envS).Put("op", op).Put("source", src)
+		if r != nil {
+			row := connect.NewStruct(valS).Put("id", r.id).Put("name", r.name).Put("big", r.big).
+				Put("d", int32(19723)).Put("ts", int64(1709212455123456)).Put("tz", "2024-02-29T07:44:15.123456Z").
+				Put("amount", connect.Decimal{Unscaled: big.NewInt(-12345), Scale: 2}).
+				Put("v", connect.NewStruct(valS.Field("v").Schema).Put("scale", int32(3)).Put("value", []byte{0x01, 0x00})).
+				Put("doc", `{"a": 1}`).Put("u", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11").
+				Put("raw", []byte{0, 0xff}).Put("ok", true).Put("f", 2.5)
+			if op == "d" {
+				env.Put("before", row)
+			} else {
+				env.Put("after", row)
+			}
+		}
+		rec.ValueSchema, rec.Value = envS, env
+		return rec
+	}
+	return []*connect.SinkRecord{
+		mk("r", &rowVals{1, "one", "long-1"}, 1),
+		mk("c", &rowVals{2, "two", "long-2"}, 2),
+		mk("u", &rowVals{1, "one-b", unavailableValue}, 1), // TOASTed big not carried: keep long-1
+		mk("c", &rowVals{3, "three", "long-3"}, 3),
+		mk("d", &rowVals{2, "two", "long-2"}, 2),
+		mk("tombstone", nil, 2),
+		// a primary key change 3 -> 4, as Debezium emits it: delete, tombstone, create
+		mk("d", &rowVals{3, "three", "long-3"}, 3),
+		mk("tombstone", nil, 3),
+		mk("c", &rowVals{4, "four", "long-3"}, 4),
+	}
+}
+
+func sinkCfg(url string) map[string]string {
+	return map[string]string{
+		"connection.url": url, "insert.mode": "upsert", "delete.enabled": "true",
+		"primary.key.mode": "record_key", "schema.evolution": "basic",
+		"collection.name.format": "${source.schema}_${source.table}_copy", "batch.size": "2",
+	}
+}
+
+// wantRows is what the target table must hold after mkRecords, whatever
+// the batching (each record in its own Put, or all in one).
+const wantRows = "1|one-b|long-1;4|four|long-3"
+
+func runPuts(t *testing.T, cfg map[string]string, recs []*connect.SinkRecord, per int) {
+	t.Helper()
+	ctx := context.Background()
+	task := &Task{}
+	if err := task.Start(ctx, nil, cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Stop()
+	for i := 0; i < len(recs); i += per {
+		if err := task.Put(ctx, recs[i:min(i+per, len(recs))]); err != nil {
+			t.Fatalf("put: %v", err)
+		}
+	}
+	if err := task.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestJdbcSinkPostgres writes Debezium envelopes (snapshot, create,
+// update with an unavailable TOASTed column, delete + tombstone, a key
+// change) into PostgreSQL, one record per Put and then all at once
+// (collapsed per key), and twice (replay): the table ends the same. The
+// rules come from Debezium's JDBC sink documentation: upsert by primary
+// key, delete.enabled for op=d and tombstones, basic schema evolution,
+// the unavailable value placeholder never overwriting a value.
+func TestJdbcSinkPostgres(t *testing.T) {
+	ctx := context.Background()
+	pg := testenv.PostgresT(t)
+	if err := pg.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port)
+	cfg := sinkCfg(url)
+	cfg["connection.username"] = pg.User
+	for _, per := range []int{1, 100, 100} { // the last one replays everything: idempotent
+		runPuts(t, cfg, mkRecords(t), per)
+		conn, err := pg.Connect(ctx, "target")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if err := conn.QueryRow(ctx, `SELECT string_agg(id||'|'||name||'|'||big, ';' ORDER BY id) FROM public_t_copy`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != wantRows {
+			t.Fatalf("per=%d: rows %q, want %q", per, got, wantRows)
+		}
+		// Type mapping: Debezium semantic types land in native columns.
+		var typed string
+		if err := conn.QueryRow(ctx, `SELECT d::text||' '||ts::text||' '||(tz AT TIME ZONE 'UTC')::text||' '||amount::text||' '||v::text||' '||doc::text||' '||u::text||' '||encode(raw,'hex')||' '||ok::text||' '||f::text FROM public_t_copy WHERE id=1`).Scan(&typed); err != nil {
+			t.Fatal(err)
+		}
+		want := "2024-01-01 2024-02-29 13:14:15.123456 2024-02-29 07:44:15.123456 -123.45 0.256 {\"a\": 1} a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11 00ff true 2.5"
+		if typed != want {
+			t.Fatalf("typed values %q, want %q", typed, want)
+		}
+		var types string
+		if err := conn.QueryRow(ctx, `SELECT string_agg(column_name||':'||data_type, ',' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name='public_t_copy'`).Scan(&types); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(types, "d:date,ts:timestamp without time zone,tz:timestamp with time zone,amount:numeric,v:numeric,doc:json,u:uuid,raw:bytea,ok:boolean,f:double precision") {
+			t.Fatalf("column types %s", types)
+		}
+		conn.Close(ctx)
+	}
+}
+
+// TestJdbcSinkMariaDB: the same records into MariaDB (INSERT … ON
+// DUPLICATE KEY UPDATE), with a ZonedTimestamp converted to
+// use.time.zone for a DATETIME column.
+func TestJdbcSinkMariaDB(t *testing.T) {
+	ctx := context.Background()
+	m := testenv.MariaDBT(t)
+	if err := m.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := sinkCfg(fmt.Sprintf("jdbc:mariadb://%s/target", m.Addr()))
+	cfg["connection.username"], cfg["connection.password"] = m.User, m.Password
+	cfg["use.time.zone"] = "Europe/Paris"
+	for _, per := range []int{1, 100, 100} {
+		runPuts(t, cfg, mkRecords(t), per)
+		mc := mysql.NewConfig()
+		mc.Net, mc.Addr, mc.User, mc.Passwd, mc.DBName = "tcp", m.Addr(), m.User, m.Password, "target"
+		db, err := sql.Open("mysql", mc.FormatDSN())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if err := db.QueryRow("SELECT GROUP_CONCAT(CONCAT(id,'|',name,'|',big) ORDER BY id SEPARATOR ';') FROM public_t_copy").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if got != wantRows {
+			t.Fatalf("per=%d: rows %q, want %q", per, got, wantRows)
+		}
+		var typed string
+		if err := db.QueryRow("SELECT CONCAT_WS(' ', d, ts, tz, amount, HEX(`raw`), ok, f, u) FROM public_t_copy WHERE id=1").Scan(&typed); err != nil {
+			t.Fatal(err)
+		}
+		// tz 07:44:15.123456Z is 08:44:15.123456 in Paris (CET, UTC+1 on 29 Feb).
+		want := "2024-01-01 2024-02-29 13:14:15.123456 2024-02-29 08:44:15.123456 -123.45 00FF 1 2.5 a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
+		if typed != want {
+			t.Fatalf("typed values %q, want %q", typed, want)
+		}
+		db.Close()
+	}
+}
+
+// TestJdbcSinkConfigValidation: cross-key rules are per-field errors.
+func TestJdbcSinkConfigValidation(t *testing.T) {
+	errs := (&Connector{}).Validate(map[string]string{"connection.url": "jdbc:postgresql://h/db", "delete.enabled": "true", "insert.mode": "upsert"})
+	keys := map[string]bool{}
+	for _, e := range errs {
+		keys[e.Key] = true
+	}
+	if !keys["delete.enabled"] || !keys["primary.key.mode"] {
+		t.Fatalf("errors %v", errs)
+	}
+	if msgs := configDef.Validate(map[string]string{"connection.url": "http://x"}); len(msgs) == 0 {
+		t.Fatal("a non-JDBC URL was accepted")
+	}
+}
+
+// TestJdbcSinkModes covers the other documented modes on PostgreSQL:
+// insert.mode=insert with primary.key.mode=none (every event appended),
+// insert.mode=update (only existing rows change), primary.key.mode=kafka
+// (__connect_topic/__connect_partition/__connect_offset as the key),
+// primary.key.mode=record_value with primary.key.fields, and
+// truncate.enabled (op=t empties the table, in order with the batch).
+func TestJdbcSinkModes(t *testing.T) {
+	ctx := context.Background()
+	pg := testenv.PostgresT(t)
+	if err := pg.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port)
+	conn, err := pg.Connect(ctx, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	query := func(q string) string {
+		var s *string
+		if err := conn.QueryRow(ctx, q).Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
+	recs := mkRecords(t)
+	base := map[string]string{"connection.url": url, "connection.username": pg.User, "schema.evolution": "basic"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	// insert + none: the 6 events with an after image, appended.
+	runPuts(t, with("insert.mode", "insert", "collection.name.format", "appended"), recs, 100)
+	if got := query(`SELECT string_agg(id||':'||name, ',' ORDER BY id, name) FROM appended`); got != "1:one,1:one-b,2:two,3:three,4:four" {
+		t.Fatalf("insert/none: %s", got)
+	}
+	// kafka: one row per Kafka record with an after image, keyed by its coordinates.
+	runPuts(t, with("insert.mode", "upsert", "primary.key.mode", "kafka", "collection.name.format", "bykafka"), recs, 3)
+	if got := query(`SELECT string_agg(__connect_topic||'/'||__connect_partition||'/'||__connect_offset||'='||id, ',' ORDER BY __connect_offset) FROM bykafka`); got != "srv.public.t/0/1=1,srv.public.t/0/2=2,srv.public.t/0/3=1,srv.public.t/0/4=3,srv.public.t/0/9=4" {
+		t.Fatalf("kafka: %s", got)
+	}
+	// record_value on name: rows keyed by the value's name field.
+	runPuts(t, with("insert.mode", "upsert", "primary.key.mode", "record_value", "primary.key.fields", "name", "collection.name.format", "byname"), recs, 100)
+	if got := query(`SELECT string_agg(name||'='||id, ',' ORDER BY name) FROM byname`); got != "four=4,one=1,one-b=1,three=3,two=2" {
+		t.Fatalf("record_value: %s", got)
+	}
+	// update: only rows that exist change (id 1 exists, id 9 does not).
+	if _, err := conn.Exec(ctx, `CREATE TABLE upd (id integer PRIMARY KEY, name text, big text, d date, ts timestamp(6), tz timestamptz, amount numeric(10,2), v numeric, doc json, u uuid, raw bytea, ok boolean, f double precision); INSERT INTO upd (id, name) VALUES (1, 'old')`); err != nil {
+		t.Fatal(err)
+	}
+	runPuts(t, with("insert.mode", "update", "primary.key.mode", "record_key", "collection.name.format", "upd", "schema.evolution", "none"), recs[:4], 100)
+	if got := query(`SELECT string_agg(id||':'||name||':'||big, ',' ORDER BY id) FROM upd`); got != "1:one-b:long-1" {
+		t.Fatalf("update: %s", got)
+	}
+	// truncate: the rows before op=t are gone, the ones after it stay.
+	_, _, envS := rowSchema()
+	trunc := &connect.SinkRecord{Topic: "srv.public.t", Offset: 100, ValueSchema: envS,
+		Value: connect.NewStruct(envS).Put("op", "t").Put("source", connect.NewStruct(envS.Field("source").Schema).Put("db", "src").Put("schema", "public").Put("table", "t"))}
+	batch := append(append(append([]*connect.SinkRecord{}, recs[:2]...), trunc), recs[3])
+	runPuts(t, with("insert.mode", "upsert", "primary.key.mode", "record_key", "truncate.enabled", "true", "collection.name.format", "trunc"), batch, 100)
+	if got := query(`SELECT string_agg(id||':'||name, ',' ORDER BY id) FROM trunc`); got != "3:three" {
+		t.Fatalf("truncate: %s", got)
+	}
+	// schema.evolution=none and no table: a clear error.
+	task := &Task{}
+	if err := task.Start(ctx, nil, with("collection.name.format", "missing", "schema.evolution", "none")); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Stop()
+	if err := task.Put(ctx, recs[:1]); err == nil || !strings.Contains(err.Error(), "table missing does not exist and schema.evolution=none") {
+		t.Fatalf("missing table: %v", err)
+	}
+}
