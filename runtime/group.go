@@ -31,7 +31,7 @@ func (h *Herder) joinGroup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h.group, err = kgo.NewClient(
+	group, err := kgo.NewClient(
 		kgo.SeedBrokers(h.brokers...),
 		kgo.ConsumerGroup(h.cfg.Get("group.id")),
 		kgo.ConsumeTopics(h.configLog.Topic()),
@@ -47,6 +47,11 @@ func (h *Herder) joinGroup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The client joins in the background and its callbacks may already
+	// run (maybeRebalance reads h.group): publish it under h.mu.
+	h.mu.Lock()
+	h.group = group
+	h.mu.Unlock()
 	select {
 	case <-h.joined:
 		return nil
@@ -133,9 +138,9 @@ func (h *Herder) knownConnectors() []string {
 // leader does on a config update.
 func (h *Herder) maybeRebalance() {
 	h.mu.Lock()
-	a, leader, rebalancing := h.asg, h.asg != nil && h.asg.Leader == h.memberID, h.rebalancing
+	a, leader, rebalancing, group := h.asg, h.asg != nil && h.asg.Leader == h.memberID, h.rebalancing, h.group
 	h.mu.Unlock()
-	if h.group == nil || !leader || rebalancing {
+	if group == nil || !leader || rebalancing {
 		return
 	}
 	if !a.covers(h.work()) {
@@ -143,7 +148,7 @@ func (h *Herder) maybeRebalance() {
 		h.mu.Lock()
 		h.rebalancing = true
 		h.mu.Unlock()
-		h.group.ForceRebalance()
+		group.ForceRebalance()
 	}
 }
 
