@@ -27,8 +27,10 @@ type EmbeddedBroker struct {
 	id      string
 }
 
-// StartEmbeddedBroker listens on listener (host:port) and persists under dataDir.
-func StartEmbeddedBroker(listener, dataDir string, syncWrites bool) (*EmbeddedBroker, error) {
+// StartEmbeddedBroker listens on listener (host:port) and persists under
+// dataDir; extra are further kfake options (the listener's SASL and TLS,
+// broker_security.go).
+func StartEmbeddedBroker(listener, dataDir string, syncWrites bool, extra ...kfake.Opt) (*EmbeddedBroker, error) {
 	host, portStr, err := net.SplitHostPort(listener)
 	if err != nil {
 		return nil, fmt.Errorf("embedded.kafka.listener %q: %w", listener, err)
@@ -59,6 +61,7 @@ func StartEmbeddedBroker(listener, dataDir string, syncWrites bool) (*EmbeddedBr
 	if syncWrites {
 		opts = append(opts, kfake.SyncWrites())
 	}
+	opts = append(opts, extra...)
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("embedded broker on %s: %w", listener, err)

@@ -76,4 +76,13 @@
 // (client_overrides.go); topic.creation.* groups decide the partitions,
 // replication factor and configs of the topics a task creates
 // (topic_creation.go, KIP-158).
+//
+// Kafka client security (kafka_security.go): security.protocol,
+// sasl.mechanism (PLAIN, SCRAM-SHA-256/512), sasl.jaas.config and ssl.*
+// from the worker properties; the internal clients read the unprefixed
+// keys, the tasks' producers producer.*, topic creation admin.*. The
+// worker checks them with one metadata request before opening the
+// internal topics, so a wrong password is a start error, not a silent
+// retry loop. The embedded broker can require SASL/TLS itself
+// (broker_security.go, embedded.kafka.security.protocol and friends).
 package runtime

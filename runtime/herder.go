@@ -115,8 +115,13 @@ type Herder struct {
 	statusLog *kafkalog.Log
 	store     *offsets.KafkaStore
 	producer  *kgo.Client
+	admin     *kgo.Client // the admin. client of topic creation
 	topics    *topicCreator
 	brokers   []string
+	// Kafka client security (kafka_security.go): internalSec for the
+	// internal topics, group and registry; producerSec for the tasks'
+	// producers; adminSec for topic creation.
+	internalSec, producerSec, adminSec *kafkaSecuritySettings
 	// exactlyOnce: exactly.once.source.support=enabled (KIP-618): each
 	// source task writes through its own transactional producer.
 	exactlyOnce bool
@@ -205,16 +210,31 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		return nil, err
 	}
 
-	h.store, err = offsets.OpenKafka(ctx, brokers, cfg.Get("offset.storage.topic"), int32(offParts), rf("offset.storage.replication.factor"))
+	if h.internalSec, err = kafkaSecurity(cfg, ""); err != nil {
+		return nil, err
+	}
+	if h.producerSec, err = kafkaSecurity(cfg, "producer."); err != nil {
+		return nil, err
+	}
+	if h.adminSec, err = kafkaSecurity(cfg, "admin."); err != nil {
+		return nil, err
+	}
+	// Wrong credentials or TLS settings fail the start with a message
+	// naming them; the clients below would retry them in the background.
+	if err := checkKafkaReachable(ctx, brokers, h.internalSec, 20*time.Second); err != nil {
+		return nil, err
+	}
+	internal := h.internalSec.opts()
+	h.store, err = offsets.OpenKafka(ctx, brokers, cfg.Get("offset.storage.topic"), int32(offParts), rf("offset.storage.replication.factor"), internal...)
 	if err != nil {
 		return nil, err
 	}
-	h.statusLog, err = kafkalog.Open(ctx, brokers, cfg.Get("status.storage.topic"), kafkalog.TopicSpec{Partitions: int32(statusParts), ReplicationFactor: rf("status.storage.replication.factor")}, h.applyStatus)
+	h.statusLog, err = kafkalog.Open(ctx, brokers, cfg.Get("status.storage.topic"), kafkalog.TopicSpec{Partitions: int32(statusParts), ReplicationFactor: rf("status.storage.replication.factor")}, h.applyStatus, internal...)
 	if err != nil {
 		h.Close()
 		return nil, err
 	}
-	h.configLog, err = kafkalog.Open(ctx, brokers, cfg.Get("config.storage.topic"), kafkalog.TopicSpec{Partitions: 1, ReplicationFactor: rf("config.storage.replication.factor")}, h.applyConfig)
+	h.configLog, err = kafkalog.Open(ctx, brokers, cfg.Get("config.storage.topic"), kafkalog.TopicSpec{Partitions: 1, ReplicationFactor: rf("config.storage.replication.factor")}, h.applyConfig, internal...)
 	if err != nil {
 		h.Close()
 		return nil, err
@@ -227,7 +247,12 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		h.Close()
 		return nil, err
 	}
-	h.topics = newTopicCreator(kadm.NewClient(h.producer))
+	h.admin, err = kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(h.brokers...), kgo.WithLogger(kafkaClientLogger())}, h.adminSec.opts()...)...)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	h.topics = newTopicCreator(kadm.NewClient(h.admin))
 	h.wg.Add(1)
 	go h.reconcileLoop()
 	// The first assignment reconciles every connector (onAssigned).
@@ -241,7 +266,7 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 // producerOpts are the options of the worker's producer and of the
 // tasks' transactional producers.
 func (h *Herder) producerOpts() []kgo.Opt {
-	return []kgo.Opt{
+	return append([]kgo.Opt{
 		kgo.SeedBrokers(h.brokers...),
 		kgo.AllowAutoTopicCreation(),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
@@ -256,8 +281,13 @@ func (h *Herder) producerOpts() []kgo.Opt {
 		kgo.MetadataMinAge(250 * time.Millisecond),
 		// Kafka Connect's producer default is compression.type=none.
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
-	}
+	}, h.producerSec.opts()...)
 }
+
+// InternalKafkaOpts are the security options of the worker's internal
+// Kafka clients (the unprefixed security.protocol, sasl.*, ssl.* keys),
+// for other clients of the worker such as the schema registry's.
+func (h *Herder) InternalKafkaOpts() []kgo.Opt { return h.internalSec.opts() }
 
 // newTransactionalProducer returns task id's producer under exactly-once
 // source support (source_task_eos.go).
@@ -296,6 +326,9 @@ func (h *Herder) Close() {
 	}
 	if h.producer != nil {
 		h.producer.Close()
+	}
+	if h.admin != nil {
+		h.admin.Close()
 	}
 	if h.configLog != nil {
 		h.configLog.Close()

@@ -91,8 +91,10 @@ func (r offsetReader) Offset(ctx context.Context, p map[string]any) (map[string]
 type taskContext struct {
 	r      offsetReader
 	logger *slog.Logger
-	// brokers are the worker's Kafka brokers (connect.WorkerInfo).
-	brokers []string
+	// brokers are the worker's Kafka brokers and kafkaOpts their
+	// security options (connect.WorkerInfo).
+	brokers   []string
+	kafkaOpts []kgo.Opt
 }
 
 var (
@@ -102,7 +104,7 @@ var (
 
 // WorkerInfo implements connect.WorkerInfoProvider.
 func (t taskContext) WorkerInfo() connect.WorkerInfo {
-	return connect.WorkerInfo{BootstrapServers: t.brokers}
+	return connect.WorkerInfo{BootstrapServers: t.brokers, KafkaClientOpts: t.kafkaOpts}
 }
 
 func (t taskContext) OffsetReader() connect.OffsetReader { return t.r }
@@ -133,6 +135,7 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 	for _, cl := range []*kgo.Client{w.producer, w.txn} {
 		if cl != nil && tc.brokers == nil {
 			tc.brokers, _ = cl.OptValue(kgo.SeedBrokers).([]string)
+			tc.kafkaOpts = securityOptsOf(cl)
 		}
 	}
 	if tc.logger == nil {

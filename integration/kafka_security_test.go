@@ -1,0 +1,81 @@
+package integration
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// connectd against its embedded broker with SASL required
+// (embedded.kafka.security.protocol=SASL_PLAINTEXT, SCRAM-SHA-256 users),
+// its clients configured from a worker.properties file as a Kafka Connect
+// worker's are (security.protocol, sasl.mechanism, sasl.jaas.config with
+// the ScramLoginModule, repeated under producer. as Kafka Connect needs).
+// A wrong password stops the worker at start with a message naming the
+// mechanism and user; the right one runs the PostgreSQL connector, whose
+// snapshot a SCRAM client reads.
+func TestPostgresOverSASLEmbeddedBroker(t *testing.T) {
+	pg := startInventory(t)
+	props := func(password string) string {
+		jaas := `org.apache.kafka.common.security.scram.ScramLoginModule required username="connect" password="` + password + `";`
+		f := filepath.Join(t.TempDir(), "worker.properties")
+		text := "embedded.kafka.security.protocol=SASL_PLAINTEXT\n" +
+			"embedded.kafka.sasl.enabled.mechanisms=SCRAM-SHA-256\n" +
+			"embedded.kafka.sasl.users=connect:Kc-s3cret\n" +
+			"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config=" + jaas + "\n" +
+			"producer.security.protocol=SASL_PLAINTEXT\nproducer.sasl.mechanism=SCRAM-SHA-256\nproducer.sasl.jaas.config=" + jaas + "\n"
+		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+
+	bad := newDaemon(t)
+	cmd := exec.Command(binPath, "--config", props("wrong"), "-o", "listeners="+bad.rest, "-o", "embedded.kafka.listener="+bad.kafka,
+		"-o", "data.dir="+bad.dataDir, "-o", "schema.registry.listener="+bad.schemaRegistry)
+	done := make(chan struct{})
+	var out []byte
+	go func() { out, _ = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("connectd with a wrong SASL password did not exit")
+	}
+	if cmd.ProcessState.ExitCode() == 0 || !strings.Contains(string(out), `SASL SCRAM-SHA-256 authentication as user "connect" failed`) {
+		t.Fatalf("wrong password: exit %d\n%s", cmd.ProcessState.ExitCode(), out)
+	}
+
+	d := newDaemon(t)
+	d.args = []string{"--config", props("Kc-s3cret")}
+	d.start()
+	code, body := d.do("POST", "/connectors", map[string]any{"name": "inv", "config": pgConnector(pg, map[string]string{"table.include.list": "inventory.customers"})})
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	d.waitTaskState("inv", "RUNNING")
+	mustExec(t, pg, `INSERT INTO inventory.customers (first_name, last_name, email) VALUES ('Sasl', 'User', 'sasl@example.com')`)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafka), kgo.ConsumeTopics("dbserver1.inventory.customers"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.SASL(scram.Auth{User: "connect", Pass: "Kc-s3cret"}.AsSha256Mechanism()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var ops []string
+	for ctx.Err() == nil && (len(ops) == 0 || ops[len(ops)-1] != "c") {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { ops = append(ops, decodeEvent(t, r).Op) })
+	}
+	// inventory.sql's 4 customers (op r), then the insert (op c).
+	if len(ops) != 5 || ops[0] != "r" || ops[4] != "c" {
+		t.Fatalf("events: %v", ops)
+	}
+}
