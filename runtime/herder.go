@@ -39,11 +39,14 @@ type ConnectorInfo struct {
 	Type   string
 }
 
-// Status is one connector or task status.
+// Status is one connector or task status. Version is the connector
+// plugin's version (KIP-891: Kafka Connect 4 writes it in the status
+// record and shows it in the status responses); empty when unknown.
 type Status struct {
 	State    string
 	Trace    string
 	WorkerID string
+	Version  string
 }
 
 // ConnectorStatus is what GET /connectors/{name}/status returns.
@@ -466,11 +469,12 @@ func (h *Herder) applyStatus(r kafkalog.Record) {
 		State    string  `json:"state"`
 		Trace    *string `json:"trace"`
 		WorkerID string  `json:"worker_id"`
+		Version  string  `json:"version"`
 	}
 	if json.Unmarshal(r.Value, &v) != nil {
 		return
 	}
-	s := Status{State: v.State, WorkerID: v.WorkerID}
+	s := Status{State: v.State, WorkerID: v.WorkerID, Version: v.Version}
 	if v.Trace != nil {
 		s.Trace = *v.Trace
 	}
@@ -483,10 +487,17 @@ func (h *Herder) putStatus(key, state, trace string) {
 		tr = &trace
 	}
 	h.mu.Lock()
-	h.statuses[key] = Status{State: state, Trace: trace, WorkerID: h.workerID}
+	version := h.pluginVersionLocked(connectorOfStatusKey(key))
+	h.statuses[key] = Status{State: state, Trace: trace, WorkerID: h.workerID, Version: version}
 	gen := h.generation
 	h.mu.Unlock()
-	val := mustJSON(map[string]any{"state": state, "trace": tr, "worker_id": h.workerID, "generation": gen})
+	// The record as KafkaStatusBackingStore writes it (Kafka 4: with the
+	// plugin's version).
+	rec := map[string]any{"state": state, "trace": tr, "worker_id": h.workerID, "generation": gen}
+	if version != "" {
+		rec["version"] = version
+	}
+	val := mustJSON(rec)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := h.statusLog.Send(ctx, []byte(key), val); err != nil {
@@ -495,6 +506,33 @@ func (h *Herder) putStatus(key, state, trace string) {
 }
 
 func connectorStatusKey(name string) string { return "status-connector-" + name }
+
+// connectorOfStatusKey returns the connector of a status-connector-<c> or
+// status-task-<c>-<n> key.
+func connectorOfStatusKey(key string) string {
+	if c, ok := strings.CutPrefix(key, "status-connector-"); ok {
+		return c
+	}
+	t := strings.TrimPrefix(key, "status-task-")
+	if i := strings.LastIndexByte(t, '-'); i > 0 {
+		return t[:i]
+	}
+	return t
+}
+
+// pluginVersionLocked returns the version of connector name's plugin, ""
+// when the connector or its class is unknown. h.mu is held.
+func (h *Herder) pluginVersionLocked(name string) string {
+	st, ok := h.connectors[name]
+	if !ok || st.config == nil {
+		return ""
+	}
+	f, _, ok := h.plugins.Source(st.config["connector.class"])
+	if !ok {
+		return ""
+	}
+	return f().Version()
+}
 func taskStatusKey(id TaskID) string {
 	return fmt.Sprintf("status-task-%s-%d", id.Connector, id.Task)
 }
@@ -989,7 +1027,8 @@ func (h *Herder) ConnectorInfo(name string) (ConnectorInfo, error) {
 func (h *Herder) ConnectorStatus(name string) (ConnectorStatus, error) {
 	info, err := h.ConnectorInfo(name)
 	if err != nil {
-		return ConnectorStatus{}, err
+		// AbstractHerder.connectorStatus's message.
+		return ConnectorStatus{}, &NotFoundError{Connector: name, Msg: "No status found for connector " + name}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -997,12 +1036,12 @@ func (h *Herder) ConnectorStatus(name string) (ConnectorStatus, error) {
 	if s, ok := h.statuses[connectorStatusKey(name)]; ok {
 		cs.Connector = s
 	} else {
-		cs.Connector = Status{State: StateUnassigned, WorkerID: h.workerID}
+		cs.Connector = Status{State: StateUnassigned, WorkerID: h.workerID, Version: h.pluginVersionLocked(name)}
 	}
 	for _, t := range info.Tasks {
 		s, ok := h.statuses[taskStatusKey(t)]
 		if !ok {
-			s = Status{State: StateUnassigned, WorkerID: h.workerID}
+			s = Status{State: StateUnassigned, WorkerID: h.workerID, Version: h.pluginVersionLocked(name)}
 		}
 		cs.Tasks = append(cs.Tasks, TaskStatus{ID: t.Task, Status: s})
 	}
