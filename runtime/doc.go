@@ -58,7 +58,8 @@
 // The leader forces a rebalance when the config topic's work (connectors,
 // committed task counts) differs from what the current assignment places.
 // Statuses are written by the worker that runs the connector or task
-// (worker_id = its REST host:port) with the group generation. Session
+// (worker_id = its REST host:port) with the group generation, and a
+// stale one loses as in KafkaStatusBackingStore (status_generation.go). Session
 // timeout, heartbeat and rebalance timeout are Kafka Connect's worker
 // properties and defaults. On the embedded broker the group has this one
 // member and the same path runs. The REST layer forwards config writes to

@@ -47,6 +47,9 @@ type Status struct {
 	Trace    string
 	WorkerID string
 	Version  string
+	// Generation is the group generation of the record's writer
+	// (status_generation.go); 0 in records without one.
+	Generation int
 }
 
 // ConnectorStatus is what GET /connectors/{name}/status returns.
@@ -466,17 +469,22 @@ func (h *Herder) applyStatus(r kafkalog.Record) {
 		return
 	}
 	var v struct {
-		State    string  `json:"state"`
-		Trace    *string `json:"trace"`
-		WorkerID string  `json:"worker_id"`
-		Version  string  `json:"version"`
+		State      string  `json:"state"`
+		Trace      *string `json:"trace"`
+		WorkerID   string  `json:"worker_id"`
+		Version    string  `json:"version"`
+		Generation int     `json:"generation"`
 	}
 	if json.Unmarshal(r.Value, &v) != nil {
 		return
 	}
-	s := Status{State: v.State, WorkerID: v.WorkerID, Version: v.Version}
+	s := Status{State: v.State, WorkerID: v.WorkerID, Version: v.Version, Generation: v.Generation}
 	if v.Trace != nil {
 		s.Trace = *v.Trace
+	}
+	if h.staleStatusLocked(key, s) {
+		h.log.Debug("ignoring stale status record", "key", key, "state", s.State, "generation", s.Generation, "worker_id", s.WorkerID)
+		return
 	}
 	h.statuses[key] = s
 }
@@ -487,9 +495,16 @@ func (h *Herder) putStatus(key, state, trace string) {
 		tr = &trace
 	}
 	h.mu.Lock()
-	version := h.pluginVersionLocked(connectorOfStatusKey(key))
-	h.statuses[key] = Status{State: state, Trace: trace, WorkerID: h.workerID, Version: version}
 	gen := h.generation
+	if !h.safeWriteAllowedLocked(key, state, gen) {
+		cur := h.statuses[key]
+		h.mu.Unlock()
+		h.log.Info("status not written: another worker wrote a later generation's", "key", key, "state", state, "generation", gen,
+			"current_worker_id", cur.WorkerID, "current_generation", cur.Generation)
+		return
+	}
+	version := h.pluginVersionLocked(connectorOfStatusKey(key))
+	h.statuses[key] = Status{State: state, Trace: trace, WorkerID: h.workerID, Version: version, Generation: gen}
 	h.mu.Unlock()
 	// The record as KafkaStatusBackingStore writes it (Kafka 4: with the
 	// plugin's version).
