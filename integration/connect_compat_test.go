@@ -55,6 +55,10 @@ type compatStep struct {
 	// connectd does not copy; connectd's status must then be ownStatus.
 	kafkaConnectBug string
 	ownStatus       int
+	// frameworkKeys: the body is a ConfigInfos; its values also list, in
+	// order, the keys of Kafka Connect's own groups with their group and
+	// order_in_group (the connector's groups legitimately differ).
+	frameworkKeys bool
 }
 
 // compatRecord is one step's normalised response, as stored in the golden.
@@ -159,9 +163,9 @@ func compatSequence(pgCfg map[string]string) []compatStep {
 		{name: "missing task status", method: "GET", path: "/connectors/inv/tasks/7/status", values: errMsg},
 		{name: "offsets of missing connector", method: "GET", path: "/connectors/nope/offsets", values: errMsg},
 		{name: "validate", method: "PUT", path: "/connector-plugins/" + pgClass + "/config/validate", body: static(pgCfg),
-			values: []string{"name", "error_count"}, opaque: validateOpaque},
+			values: []string{"name", "error_count"}, opaque: validateOpaque, frameworkKeys: true},
 		{name: "validate invalid", method: "PUT", path: "/connector-plugins/" + pgClass + "/config/validate",
-			body: static(with(map[string]any{"snapshot.mode": "bogus"})), values: []string{"name", "error_count"}, opaque: validateOpaque},
+			body: static(with(map[string]any{"snapshot.mode": "bogus"})), values: []string{"name", "error_count"}, opaque: validateOpaque, frameworkKeys: true},
 		{name: "validate unknown plugin", method: "PUT", path: "/connector-plugins/com.example.Nope/config/validate", body: static(pgCfg), values: errVals},
 		{name: "plugin config", method: "GET", path: "/connector-plugins/" + pgClass + "/config", opaque: []string{"*.dependents"}},
 		{name: "connector plugins", method: "GET", path: "/connector-plugins"},
@@ -315,7 +319,33 @@ func runCompat(t *testing.T, base string, steps []compatStep) []compatRecord {
 				rec.Values[k] = x
 			}
 		}
+		if s.frameworkKeys {
+			if rec.Values == nil {
+				rec.Values = map[string]any{}
+			}
+			rec.Values["framework keys"] = frameworkKeysOf(v)
+		}
 		out = append(out, rec)
+	}
+	return out
+}
+
+// frameworkGroups are the groups of Kafka Connect's own connector keys
+// (ConnectorConfig, SourceConnectorConfig).
+var frameworkGroups = map[string]bool{"Common": true, "Transforms": true, "Predicates": true, "Error Handling": true,
+	"Topic Creation": true, "Exactly Once Support": true, "offsets.topic": true}
+
+// frameworkKeysOf lists "group/order_in_group/name" for each key of a
+// ConfigInfos body in a framework group, in the body's order.
+func frameworkKeysOf(v any) []string {
+	m, _ := v.(map[string]any)
+	cs, _ := m["configs"].([]any)
+	var out []string
+	for _, c := range cs {
+		d, _ := c.(map[string]any)["definition"].(map[string]any)
+		if g, _ := d["group"].(string); frameworkGroups[g] {
+			out = append(out, fmt.Sprintf("%s/%v/%v", g, d["order_in_group"], d["name"]))
+		}
 	}
 	return out
 }
