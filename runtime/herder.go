@@ -270,8 +270,17 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 }
 
 // producerOpts are the options of the worker's producer and of the
-// tasks' transactional producers.
-func (h *Herder) producerOpts() []kgo.Opt {
+// tasks' transactional producers, with the worker's producer security.
+func (h *Herder) producerOpts() []kgo.Opt { return h.producerOptsWith(nil) }
+
+// producerOptsWith is producerOpts with the security settings sec (a
+// connector's producer.override.* ones, client_overrides.go) instead of
+// the worker's when sec is not nil: kgo.SASL appends, so the two cannot
+// both be given.
+func (h *Herder) producerOptsWith(sec *kafkaSecuritySettings) []kgo.Opt {
+	if sec == nil {
+		sec = h.producerSec
+	}
 	return append([]kgo.Opt{
 		kgo.SeedBrokers(h.brokers...),
 		kgo.AllowAutoTopicCreation(),
@@ -287,7 +296,7 @@ func (h *Herder) producerOpts() []kgo.Opt {
 		kgo.MetadataMinAge(250 * time.Millisecond),
 		// Kafka Connect's producer default is compression.type=none.
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
-	}, h.producerSec.opts()...)
+	}, sec.opts()...)
 }
 
 // InternalKafkaOpts are the security options of the worker's internal
@@ -297,10 +306,10 @@ func (h *Herder) InternalKafkaOpts() []kgo.Opt { return h.internalSec.opts() }
 
 // newTransactionalProducer returns task id's producer under exactly-once
 // source support (source_task_eos.go).
-// overrides are the connector's producer.override.* options
-// (client_overrides.go).
-func (h *Herder) newTransactionalProducer(id TaskID, overrides ...kgo.Opt) (*kgo.Client, error) {
-	return kgo.NewClient(append(append(h.producerOpts(), overrides...),
+// sec and overrides are the connector's producer.override.* security
+// settings (nil: the worker's) and other options (client_overrides.go).
+func (h *Herder) newTransactionalProducer(id TaskID, sec *kafkaSecuritySettings, overrides ...kgo.Opt) (*kgo.Client, error) {
+	return kgo.NewClient(append(append(h.producerOptsWith(sec), overrides...),
 		kgo.TransactionalID(transactionalID(h.cfg.Get("group.id"), id)),
 		kgo.TransactionTimeout(txnTimeout),
 	)...)
@@ -881,7 +890,7 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.SourceC
 			return nil, err
 		}
 		if h.exactlyOnce {
-			txn, err := h.newTransactionalProducer(id, w.producerOverrides...)
+			txn, err := h.newTransactionalProducer(id, w.producerSec, w.producerOverrides...)
 			if err != nil {
 				return nil, err
 			}

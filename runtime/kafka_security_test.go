@@ -236,3 +236,70 @@ func TestWorkerOnSecuredEmbeddedBroker(t *testing.T) {
 		})
 	}
 }
+
+// A connector's producer.override.sasl.* keys (KIP-458; what the Principal
+// policy exists for) give its tasks their own login: with the worker's
+// producer.sasl.jaas.config wrong, only the connector that overrides it
+// with a right one gets its records written. A bad override is a
+// validation error naming the connector's key.
+func TestConnectorProducerSecurityOverride(t *testing.T) {
+	jaas := func(user, pw string) string {
+		return ScramLoginModule + ` required username="` + user + `" password="` + pw + `";`
+	}
+	w, err := tryStartWorker(t, WorkerConfig{"embedded.kafka.listener": freeAddr(t),
+		"embedded.kafka.security.protocol": "SASL_PLAINTEXT", "embedded.kafka.sasl.enabled.mechanisms": "SCRAM-SHA-256",
+		"embedded.kafka.sasl.users": "worker:w-pw,tenant:t-pw",
+		"security.protocol":         "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256", "sasl.jaas.config": jaas("worker", "w-pw"),
+		"producer.sasl.jaas.config":               jaas("worker", "wrong"),
+		"connector.client.config.override.policy": "Principal",
+	}, &counterShared{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx := context.Background()
+	if _, err := w.Herder.CreateConnector(ctx, "plain", map[string]string{"connector.class": "test.CounterSource", "topic": "plain", "count": "5"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Herder.CreateConnector(ctx, "tenant", map[string]string{"connector.class": "test.CounterSource", "topic": "tenant", "count": "5",
+		"producer.override.sasl.jaas.config": jaas("tenant", "t-pw")}); err != nil {
+		t.Fatal(err)
+	}
+	sec, _ := kafkaSecurity(w.Config, "")
+	read := func(topic string, d time.Duration) int {
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(w.Brokers...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, sec.opts()...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		c, cancel := context.WithTimeout(ctx, d)
+		defer cancel()
+		n := 0
+		for n < 5 && c.Err() == nil {
+			n += len(cl.PollFetches(c).Records())
+		}
+		return n
+	}
+	if n := read("tenant", 30*time.Second); n != 5 {
+		t.Fatalf("the overriding connector's records: %d of 5", n)
+	}
+	// The control: the worker's (wrong) producer login writes nothing.
+	if n := read("plain", 3*time.Second); n != 0 {
+		t.Fatalf("records written with the worker's wrong producer password: %d", n)
+	}
+
+	infos, err := w.Herder.ValidateConnectorConfig(map[string]string{"connector.class": "test.CounterSource", "name": "x", "topic": "t",
+		"producer.override.sasl.mechanism": "GSSAPI", "producer.override.sasl.jaas.config": jaas("tenant", "t-pw")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, c := range infos.Configs {
+		if c.Value != nil && c.Value.Name == "producer.override.sasl.mechanism" {
+			msgs = c.Value.Errors
+		}
+	}
+	if len(msgs) != 1 || !strings.Contains(msgs[0], `producer.override.sasl.mechanism: "GSSAPI" is not supported`) {
+		t.Fatalf("errors of producer.override.sasl.mechanism: %v (error_count %d)", msgs, infos.ErrorCount)
+	}
+}

@@ -71,8 +71,10 @@ type workerSourceTask struct {
 	// client_overrides.go), closed when run returns.
 	ownsProducer bool
 	// producerOverrides are the producer.override.* options for the
-	// transactional producer under exactly-once source.
+	// transactional producer under exactly-once source; producerSec its
+	// producer.override.* security settings (nil: the worker's).
 	producerOverrides []kgo.Opt
+	producerSec       *kafkaSecuritySettings
 
 	// progressed is set once a record of this run was acknowledged by
 	// Kafka: a retry streak ends there (retry.go).

@@ -152,7 +152,7 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 	if err != nil {
 		return ConfigInfos{}, err
 	}
-	for _, cv := range clientOverrideValues(policy, cfg) {
+	for _, cv := range clientOverrideValues(policy, h.cfg, cfg) {
 		if len(cv.Errors) == 0 {
 			if _, ok := index[cv.Name]; !ok {
 				cv := cv
