@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
@@ -77,5 +78,63 @@ func TestPostgresOverSASLEmbeddedBroker(t *testing.T) {
 	// inventory.sql's 4 customers (op r), then the insert (op c).
 	if len(ops) != 5 || ops[0] != "r" || ops[4] != "c" {
 		t.Fatalf("events: %v", ops)
+	}
+}
+
+// The same pass-through against a real Apache Kafka 4.3 broker (KRaft,
+// scripts/kafka.sh) whose client listener is SASL_PLAINTEXT with PLAIN
+// (users in the listener's JAAS config, as Kafka's documentation
+// configures them) and SCRAM-SHA-512 (a user added by kafka-storage
+// format --add-scram): a wrong SCRAM password stops connectd at start
+// naming the mechanism and user (the broker answers
+// SASL_AUTHENTICATION_FAILED, unlike kfake, which closes the connection);
+// SCRAM for the internal topics plus PLAIN for the tasks' producer
+// (producer.-prefixed keys) runs the PostgreSQL connector.
+func TestPostgresOverSASLRealKafka(t *testing.T) {
+	pg := startInventory(t)
+	bootstrap := startKafkaWith(t, kafkaListenerOpts{
+		protocol: "SASL_PLAINTEXT",
+		props: "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-512\n" +
+			`listener.name.client.plain.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required user_producer="Pr0d-pw";` + "\n" +
+			`listener.name.client.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;` + "\n",
+		formatArgs: []string{"--add-scram", "SCRAM-SHA-512=[name=connect,password=Sc-pw]"},
+		clientOpts: []kgo.Opt{kgo.SASL(scram.Auth{User: "connect", Pass: "Sc-pw"}.AsSha512Mechanism())},
+	})
+	args := func(password string) []string {
+		return []string{"-o", "bootstrap.servers=" + bootstrap, "-o", "group.id=sasl-real",
+			"-o", "config.storage.replication.factor=1", "-o", "offset.storage.replication.factor=1", "-o", "status.storage.replication.factor=1",
+			"-o", "security.protocol=SASL_PLAINTEXT", "-o", "sasl.mechanism=SCRAM-SHA-512",
+			"-o", `sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="connect" password="` + password + `";`,
+			"-o", "producer.sasl.mechanism=PLAIN",
+			"-o", `producer.sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="producer" password="Pr0d-pw";`}
+	}
+	bad := newDaemon(t)
+	cmd := exec.Command(binPath, append([]string{"-o", "listeners=" + bad.rest, "-o", "data.dir=" + bad.dataDir, "-o", "schema.registry.listener="}, args("wrong")...)...)
+	out, _ := cmd.CombinedOutput()
+	if cmd.ProcessState.ExitCode() == 0 || !strings.Contains(string(out), `SASL SCRAM-SHA-512 authentication as user "connect" failed`) {
+		t.Fatalf("wrong password: exit %d\n%s", cmd.ProcessState.ExitCode(), out)
+	}
+
+	d := newDaemon(t)
+	d.args = args("Sc-pw")
+	d.start()
+	if code, body := d.do("POST", "/connectors", map[string]any{"name": "inv", "config": pgConnector(pg, map[string]string{"table.include.list": "inventory.customers"})}); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	d.waitTaskState("inv", "RUNNING")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics("dbserver1.inventory.customers"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.SASL(plain.Auth{User: "producer", Pass: "Pr0d-pw"}.AsMechanism()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	n := 0
+	for n < 4 && ctx.Err() == nil {
+		n += len(cl.PollFetches(ctx).Records())
+	}
+	if n != 4 {
+		t.Fatalf("snapshot records read: %d of 4", n)
 	}
 }
