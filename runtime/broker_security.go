@@ -2,7 +2,11 @@ package runtime
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/connectd/connectd/internal/keystore"
@@ -83,4 +87,20 @@ func embeddedBrokerSecurity(cfg WorkerConfig) ([]kfake.Opt, error) {
 		opts = append(opts, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}))
 	}
 	return opts, nil
+}
+
+// forgetPersistedSASLUsers removes the SASL credentials kfake persisted
+// under dataDir (<data.dir>/kafka/sasl.json) when cfg configures
+// embedded.kafka.sasl.users: kfake loads them after the configured users
+// and would keep the first start's passwords and drop users added since,
+// while the worker property is meant to be authoritative at every start.
+func forgetPersistedSASLUsers(cfg WorkerConfig, dataDir string) error {
+	if strings.TrimSpace(cfg[embeddedPrefix+"sasl.users"]) == "" {
+		return nil
+	}
+	err := os.Remove(filepath.Join(dataDir, "kafka", "sasl.json"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("embedded broker: resetting its persisted SASL users: %w", err)
+	}
+	return nil
 }

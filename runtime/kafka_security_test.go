@@ -303,3 +303,34 @@ func TestConnectorProducerSecurityOverride(t *testing.T) {
 		t.Fatalf("errors of producer.override.sasl.mechanism: %v (error_count %d)", msgs, infos.ErrorCount)
 	}
 }
+
+// embedded.kafka.sasl.users is authoritative at every start: kfake
+// persists its SCRAM credentials under the data dir and would otherwise
+// keep the first start's passwords and drop users added later.
+func TestEmbeddedSASLUsersFollowTheConfigAcrossRestarts(t *testing.T) {
+	dir, kafka := t.TempDir(), freeAddr(t)
+	cfg := func(users, user, pw string) WorkerConfig {
+		return WorkerConfig{"data.dir": dir, "embedded.kafka.listener": kafka,
+			"embedded.kafka.security.protocol": "SASL_PLAINTEXT", "embedded.kafka.sasl.enabled.mechanisms": "SCRAM-SHA-256",
+			"embedded.kafka.sasl.users": users, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256",
+			"sasl.jaas.config": ScramLoginModule + ` required username="` + user + `" password="` + pw + `";`}
+	}
+	w, err := tryStartWorker(t, cfg("connect:first-pw", "connect", "first-pw"), &counterShared{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	// A changed password and a new user take effect; the old password
+	// no longer works.
+	if w, err = tryStartWorker(t, cfg("connect:second-pw,added:a-pw", "added", "a-pw"), &counterShared{}); err != nil {
+		t.Fatalf("restart with a new user: %v", err)
+	}
+	w.Close()
+	if w, err = tryStartWorker(t, cfg("connect:second-pw", "connect", "second-pw"), &counterShared{}); err != nil {
+		t.Fatalf("restart with a changed password: %v", err)
+	}
+	w.Close()
+	if _, err = tryStartWorker(t, cfg("connect:second-pw", "connect", "first-pw"), &counterShared{}); err == nil || !strings.Contains(err.Error(), "SCRAM-SHA-256 authentication") {
+		t.Fatalf("the old password: %v", err)
+	}
+}

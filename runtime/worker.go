@@ -47,6 +47,9 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 		if err != nil {
 			return nil, err
 		}
+		if err := forgetPersistedSASLUsers(cfg, cfg.Get("data.dir")); err != nil {
+			return nil, err
+		}
 		b, err := StartEmbeddedBroker(cfg.Get("embedded.kafka.listener"), cfg.Get("data.dir"), strings.EqualFold(cfg.Get("embedded.kafka.sync.writes"), "true"), sec...)
 		if err != nil {
 			return nil, err
