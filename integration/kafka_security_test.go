@@ -79,6 +79,13 @@ func TestPostgresOverSASLEmbeddedBroker(t *testing.T) {
 	if len(ops) != 5 || ops[0] != "r" || ops[4] != "c" {
 		t.Fatalf("events: %v", ops)
 	}
+	// `connectd topics tail` logs in with the same worker.properties.
+	tail := exec.Command(binPath, "topics", "tail", "dbserver1.inventory.customers", "--from-beginning", "--max-records", "5",
+		"--config", props("Kc-s3cret"), "-o", "embedded.kafka.listener="+d.kafka)
+	out, err = tail.CombinedOutput()
+	if err != nil || strings.Count(string(out), `"topic":"dbserver1.inventory.customers"`) != 5 || !strings.Contains(string(out), "sasl@example.com") {
+		t.Fatalf("topics tail over SASL: %v\n%s", err, out)
+	}
 }
 
 // The same pass-through against a real Apache Kafka 4.3 broker (KRaft,

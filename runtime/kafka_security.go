@@ -351,3 +351,24 @@ func securityOptsOf(cl *kgo.Client) []kgo.Opt {
 	}
 	return opts
 }
+
+// KafkaClientOpts returns the TLS and SASL options of a client that reads
+// topics as the worker's consumers do (the unprefixed security.protocol,
+// sasl.*, ssl.* keys, "consumer."-prefixed ones winning key by key), after
+// resolving config provider variables; for tools such as `connectd
+// topics tail`. Errors: a provider or security setting that is invalid,
+// naming its key.
+func KafkaClientOpts(cfg WorkerConfig) ([]kgo.Opt, error) {
+	tr, err := NewConfigTransformer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg, err = tr.Transform(cfg); err != nil {
+		return nil, fmt.Errorf("worker config: %w", err)
+	}
+	s, err := kafkaSecurity(cfg, "consumer.")
+	if err != nil {
+		return nil, err
+	}
+	return s.opts(), nil
+}
