@@ -6,8 +6,8 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/connectd/connectd/internal/keystore"
@@ -311,33 +311,55 @@ func parseClientJAAS(text string) (jaasLoginModule, error) {
 // checkKafkaReachable asks brokers for their metadata with the client
 // options of s, so that a worker whose credentials or TLS settings are
 // wrong fails at start with a message naming them, instead of retrying in
-// the background. Errors: the broker's answer or the connection failure,
-// wrapped with the protocol, mechanism and user.
-func checkKafkaReachable(ctx context.Context, brokers []string, s *kafkaSecuritySettings, timeout time.Duration) error {
+// the background. A broker that refuses connections (not up yet) is
+// asked again every 500 ms until ctx ends, as the internal topics' clients
+// would wait for it; any other failure returns at once. Each attempt
+// waits at most attempt. Errors: the broker's answer or the connection
+// failure, wrapped with the protocol, mechanism and user.
+func checkKafkaReachable(ctx context.Context, brokers []string, s *kafkaSecuritySettings, attempt time.Duration) error {
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.WithLogger(kafkaClientLogger()),
-		kgo.RequestRetries(2), kgo.RetryTimeout(timeout)}, s.opts()...)...)
+		kgo.RequestRetries(2), kgo.RetryTimeout(attempt)}, s.opts()...)...)
 	if err != nil {
 		return fmt.Errorf("Kafka client (%s): %w", s.describe(), err)
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	_, err = kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
-	if err == nil {
-		return nil
+	var refused error // the last refusal, reported when ctx ends
+	for {
+		actx, cancel := context.WithTimeout(ctx, attempt)
+		_, err = kmsg.NewPtrMetadataRequest().RequestWith(actx, cl)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil && refused != nil {
+			err = refused
+			break
+		}
+		if !isConnectionRefused(err) || ctx.Err() != nil {
+			break
+		}
+		refused = err
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
 	}
 	hint := ""
 	switch {
+	case isConnectionRefused(err):
+		hint = ": the broker is unreachable"
 	case s.mechanism != "":
 		hint = fmt.Sprintf(": SASL %s authentication as user %q failed or the broker is unreachable (check %ssasl.jaas.config and %ssasl.mechanism)", s.mechanism, s.user, s.prefix, s.prefix)
 	case s.tls != nil:
 		hint = fmt.Sprintf(": TLS handshake failed or the broker is unreachable (check %sssl.truststore.* and %ssecurity.protocol)", s.prefix, s.prefix)
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && s.mechanism == "" && s.tls == nil {
-		hint = ": the broker is unreachable"
-	}
 	return fmt.Errorf("connecting to Kafka at %s with security.protocol=%s%s: %w", strings.Join(brokers, ","), s.protocol, hint, err)
+}
+
+// isConnectionRefused tells a dial that nothing listens on (a broker not
+// started yet) from the other connection failures.
+func isConnectionRefused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // securityOptsOf returns the TLS and SASL options cl was built with.

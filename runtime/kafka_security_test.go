@@ -14,11 +14,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -332,5 +334,43 @@ func TestEmbeddedSASLUsersFollowTheConfigAcrossRestarts(t *testing.T) {
 	w.Close()
 	if _, err = tryStartWorker(t, cfg("connect:second-pw", "connect", "first-pw"), &counterShared{}); err == nil || !strings.Contains(err.Error(), "SCRAM-SHA-256 authentication") {
 		t.Fatalf("the old password: %v", err)
+	}
+}
+
+// A broker that is not up yet is waited for (a worker started before its
+// Kafka cluster, as in a compose file), and one that never comes is
+// reported as unreachable when the start's deadline passes.
+func TestWorkerWaitsForBrokerToListen(t *testing.T) {
+	addr := freeAddr(t)
+	_, portStr, _ := net.SplitHostPort(addr)
+	port, _ := strconv.Atoi(portStr)
+	started := make(chan *kfake.Cluster, 1)
+	go func() {
+		time.Sleep(2 * time.Second)
+		c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.Ports(port), kfake.AllowAutoTopicCreation())
+		if err != nil {
+			t.Error(err)
+		}
+		started <- c
+	}()
+	begin := time.Now()
+	w, err := tryStartWorker(t, WorkerConfig{"bootstrap.servers": addr}, &counterShared{})
+	c := <-started
+	if c != nil {
+		defer c.Close()
+	}
+	if err != nil {
+		t.Fatalf("worker started before its broker: %v", err)
+	}
+	w.Close()
+	if d := time.Since(begin); d < 2*time.Second {
+		t.Fatalf("started after %s, before the broker listened", d)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	err = checkKafkaReachable(ctx, []string{freeAddr(t)}, &kafkaSecuritySettings{protocol: SecurityPlaintext}, 5*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "the broker is unreachable") {
+		t.Fatalf("no broker: %v", err)
 	}
 }
