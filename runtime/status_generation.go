@@ -16,8 +16,10 @@ import "strings"
 //     worker writes as it fails or lets go of work): the record is not
 //     written when the known status was written by another worker in a
 //     later generation (CacheEntry.canWriteSafely: no status, the same
-//     worker, or a generation not above the writer's). RUNNING, PAUSED,
-//     STOPPED and RESTARTING are always written (put), as there.
+//     worker, or a generation not above the writer's; connectd also
+//     lets a write through when that worker is not a group member, see
+//     safeWriteAllowedLocked). RUNNING, PAUSED, STOPPED and RESTARTING
+//     are always written (put), as there.
 
 // staleStatusLocked tells whether the record in for key is stale against
 // the status known now, by the reading rule above. h.mu is held.
@@ -30,11 +32,43 @@ func (h *Herder) staleStatusLocked(key string, in Status) bool {
 }
 
 // safeWriteAllowedLocked tells whether this worker, in generation gen,
-// may write state for key, by the writing rule above. h.mu is held.
+// may write state for key, by the writing rule above, with one addition
+// of connectd's: a later generation's status whose writer is not a
+// member of the group in this worker's latest assignment does not block
+// (a group whose generation started over, e.g. this worker's own earlier
+// run under another REST address, or one whose members all left: Kafka
+// forgets an empty group without offsets, and its generation restarts at
+// 1). h.mu is held.
 func (h *Herder) safeWriteAllowedLocked(key, state string, gen int) bool {
 	if state != StateFailed && state != StateUnassigned {
 		return true
 	}
 	cur, ok := h.statuses[key]
-	return !ok || cur.WorkerID == h.workerID || cur.Generation <= gen
+	if !ok || cur.WorkerID == h.workerID || cur.Generation <= gen {
+		return true
+	}
+	return !h.isMemberLocked(cur.WorkerID)
+}
+
+// isMemberLocked tells whether workerID (host:port) runs a connector or
+// task in the latest assignment. h.mu is held.
+func (h *Herder) isMemberLocked(workerID string) bool {
+	if h.asg == nil {
+		return false
+	}
+	same := func(url string) bool {
+		_, hostPort, ok := strings.Cut(url, "://")
+		return ok && hostPort == workerID
+	}
+	for _, u := range h.asg.ConnOwners {
+		if same(u) {
+			return true
+		}
+	}
+	for _, u := range h.asg.TaskOwners {
+		if same(u) {
+			return true
+		}
+	}
+	return false
 }

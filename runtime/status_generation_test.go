@@ -84,7 +84,11 @@ func TestStatusRecordsAreGenerationAware(t *testing.T) {
 	sync()
 
 	// Writing: our FAILED (generation running.Generation) is not written
-	// over other:8083's later RUNNING ...
+	// over other:8083's later RUNNING while other:8083 is a member (it
+	// owns a task in the assignment) ...
+	h.mu.Lock()
+	h.asg.TaskOwners["other-0"] = "http://other:8083"
+	h.mu.Unlock()
 	h.putStatus(taskKey, StateFailed, "boom")
 	sync()
 	if got := status(taskKey); got.State != StateRunning || got.WorkerID != "other:8083" {
@@ -95,6 +99,9 @@ func TestStatusRecordsAreGenerationAware(t *testing.T) {
 	if last["worker_id"] != "other:8083" || last["state"] != "RUNNING" {
 		t.Fatalf("last record in the topic: %v", last)
 	}
+	h.mu.Lock()
+	delete(h.asg.TaskOwners, "other-0") // the placement as the group made it
+	h.mu.Unlock()
 	// A RUNNING write (put, not putSafe) always goes through.
 	h.putStatus(taskKey, StateRunning, "")
 	sync()
@@ -109,6 +116,15 @@ func TestStatusRecordsAreGenerationAware(t *testing.T) {
 	h.putStatus(taskKey, StateFailed, "boom")
 	if got := status(taskKey); got.State != StateFailed || got.Trace != "boom" {
 		t.Fatalf("FAILED over our own status: %+v", got)
+	}
+	// A later generation's status from a worker that is no member (a
+	// group whose generation started over) does not block FAILED.
+	produce(taskKey, map[string]any{"state": "RUNNING", "trace": nil, "worker_id": "gone:8083", "generation": running.Generation + 9})
+	sync()
+	h.putStatus(taskKey, StateFailed, "boom again")
+	sync()
+	if got := status(taskKey); got.State != StateFailed || got.WorkerID != h.workerID || got.Trace != "boom again" {
+		t.Fatalf("FAILED blocked by a non-member's status: %+v", got)
 	}
 }
 
