@@ -25,6 +25,9 @@ import (
 //	                                          may come from a config provider, ${file:…})
 //	embedded.kafka.ssl.keystore.*             the listener's certificate (as ssl.keystore.*:
 //	                                          PKCS12 or PEM), required with SSL
+//	embedded.kafka.ssl.client.auth            none (default) | requested | required: mutual TLS,
+//	                                          client certificates checked against
+//	embedded.kafka.ssl.truststore.*           the CAs of the clients' certificates
 //
 // The worker's own clients reach the broker like any other client: with
 // security.protocol, sasl.mechanism, sasl.jaas.config and ssl.truststore.*
@@ -84,7 +87,25 @@ func embeddedBrokerSecurity(cfg WorkerConfig) ([]kfake.Opt, error) {
 		if err != nil {
 			return nil, fmt.Errorf("embedded broker with %ssecurity.protocol=%s: %w", embeddedPrefix, proto, err)
 		}
-		opts = append(opts, kfake.TLS(&tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}))
+		tc := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		switch strings.ToLower(key("ssl.client.auth")) {
+		case "", "none":
+		case "requested", "required":
+			pool, err := keystore.Truststore(cfg, embeddedPrefix)
+			if err != nil {
+				return nil, err
+			}
+			if pool == nil {
+				return nil, fmt.Errorf("worker config %sssl.client.auth=%s needs %sssl.truststore.location or %sssl.truststore.certificates", embeddedPrefix, key("ssl.client.auth"), embeddedPrefix, embeddedPrefix)
+			}
+			tc.ClientCAs, tc.ClientAuth = pool, tls.VerifyClientCertIfGiven
+			if strings.EqualFold(key("ssl.client.auth"), "required") {
+				tc.ClientAuth = tls.RequireAndVerifyClientCert
+			}
+		default:
+			return nil, fmt.Errorf("worker config %sssl.client.auth: %q is not one of none, requested, required", embeddedPrefix, key("ssl.client.auth"))
+		}
+		opts = append(opts, kfake.TLS(tc))
 	}
 	return opts, nil
 }

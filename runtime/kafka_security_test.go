@@ -22,6 +22,7 @@ import (
 	"github.com/connectd/connectd/connect"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"software.sslmate.com/src/go-pkcs12"
 )
 
 // sasl.jaas.config values as Kafka's documentation writes them
@@ -104,8 +105,9 @@ func TestKafkaSecuritySettings(t *testing.T) {
 }
 
 // brokerPKI is a CA and a certificate for 127.0.0.1 signed by it, written
-// as a PEM keystore and a PEM truststore.
-func brokerPKI(t *testing.T) (keystorePEM, truststorePEM string) {
+// as a PEM keystore and a PEM truststore, and a client certificate signed
+// by the same CA in a PKCS12 keystore (password "changeit").
+func brokerPKI(t *testing.T) (keystorePEM, truststorePEM, clientP12 string) {
 	t.Helper()
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "connectd test CA"},
@@ -134,7 +136,24 @@ func brokerPKI(t *testing.T) (keystorePEM, truststorePEM string) {
 	if err := os.WriteFile(truststorePEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return keystorePEM, truststorePEM
+	ckey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ctmpl := &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "connect-worker"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	cder, err := x509.CreateCertificate(rand.Reader, ctmpl, ca, &ckey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccert, _ := x509.ParseCertificate(cder)
+	p12, err := pkcs12.Modern.Encode(ckey, ccert, []*x509.Certificate{ca}, "changeit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientP12 = filepath.Join(dir, "client.p12")
+	if err := os.WriteFile(clientP12, p12, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return keystorePEM, truststorePEM, clientP12
 }
 
 func tryStartWorker(t *testing.T, cfg WorkerConfig, shared *counterShared) (*Worker, error) {
@@ -156,7 +175,7 @@ func tryStartWorker(t *testing.T, cfg WorkerConfig, shared *counterShared) (*Wor
 // without the broker's CA, fails at start with a message naming the
 // mechanism and user, or the TLS settings.
 func TestWorkerOnSecuredEmbeddedBroker(t *testing.T) {
-	ks, ts := brokerPKI(t)
+	ks, ts, clientP12 := brokerPKI(t)
 	jaas := func(mod, user, pw string) string {
 		return mod + ` required username="` + user + `" password="` + pw + `";`
 	}
@@ -174,6 +193,13 @@ func TestWorkerOnSecuredEmbeddedBroker(t *testing.T) {
 				"embedded.kafka.ssl.keystore.type": "PEM", "embedded.kafka.ssl.keystore.location": ks},
 			WorkerConfig{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.jaas.config": jaas(PlainLoginModule, "connect", "%s"),
 				"ssl.truststore.type": "PEM", "ssl.truststore.location": ts}, true},
+		// Mutual TLS: the broker requires a client certificate, the worker
+		// presents its PKCS12 keystore.
+		{"SSL with a client certificate",
+			WorkerConfig{"embedded.kafka.security.protocol": "SSL", "embedded.kafka.ssl.keystore.type": "PEM", "embedded.kafka.ssl.keystore.location": ks,
+				"embedded.kafka.ssl.client.auth": "required", "embedded.kafka.ssl.truststore.type": "PEM", "embedded.kafka.ssl.truststore.location": ts},
+			WorkerConfig{"security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": ts,
+				"ssl.keystore.type": "PKCS12", "ssl.keystore.location": clientP12, "ssl.keystore.password": "changeit"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := func(pw string, drop ...string) WorkerConfig {
@@ -189,13 +215,21 @@ func TestWorkerOnSecuredEmbeddedBroker(t *testing.T) {
 				}
 				return c
 			}
-			start := time.Now()
-			_, err := tryStartWorker(t, cfg("wrong"), &counterShared{})
-			if err == nil || !strings.Contains(err.Error(), "SASL "+tc.client["sasl.mechanism"]+` authentication as user "connect" failed`) {
-				t.Fatalf("wrong password: %v", err)
+			if tc.client["sasl.mechanism"] != "" {
+				start := time.Now()
+				_, err := tryStartWorker(t, cfg("wrong"), &counterShared{})
+				if err == nil || !strings.Contains(err.Error(), "SASL "+tc.client["sasl.mechanism"]+` authentication as user "connect" failed`) {
+					t.Fatalf("wrong password: %v", err)
+				}
+				if d := time.Since(start); d > 15*time.Second {
+					t.Errorf("wrong password reported after %s", d)
+				}
 			}
-			if d := time.Since(start); d > 15*time.Second {
-				t.Errorf("wrong password reported after %s", d)
+			if tc.client["ssl.keystore.location"] != "" {
+				_, err := tryStartWorker(t, cfg("", "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password"), &counterShared{})
+				if err == nil || !strings.Contains(err.Error(), "TLS handshake failed") {
+					t.Fatalf("without a client certificate: %v", err)
+				}
 			}
 			if tc.tls {
 				_, err := tryStartWorker(t, cfg("c0nnect-pw", "ssl.truststore.type", "ssl.truststore.location"), &counterShared{})
