@@ -24,19 +24,7 @@ import (
 // snapshot a SCRAM client reads.
 func TestPostgresOverSASLEmbeddedBroker(t *testing.T) {
 	pg := startInventory(t)
-	props := func(password string) string {
-		jaas := `org.apache.kafka.common.security.scram.ScramLoginModule required username="connect" password="` + password + `";`
-		f := filepath.Join(t.TempDir(), "worker.properties")
-		text := "embedded.kafka.security.protocol=SASL_PLAINTEXT\n" +
-			"embedded.kafka.sasl.enabled.mechanisms=SCRAM-SHA-256\n" +
-			"embedded.kafka.sasl.users=connect:Kc-s3cret\n" +
-			"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config=" + jaas + "\n" +
-			"producer.security.protocol=SASL_PLAINTEXT\nproducer.sasl.mechanism=SCRAM-SHA-256\nproducer.sasl.jaas.config=" + jaas + "\n"
-		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
+	props := func(password string) string { return saslWorkerProps(t, password) }
 
 	bad := newDaemon(t)
 	cmd := exec.Command(binPath, "--config", props("wrong"), "-o", "listeners="+bad.rest, "-o", "embedded.kafka.listener="+bad.kafka,
@@ -143,5 +131,64 @@ func TestPostgresOverSASLRealKafka(t *testing.T) {
 	}
 	if n != 4 {
 		t.Fatalf("snapshot records read: %d of 4", n)
+	}
+}
+
+// saslWorkerProps writes a worker.properties whose embedded broker
+// requires SCRAM-SHA-256 (user connect, password Kc-s3cret) and whose
+// clients log in as connect with password, as a Kafka Connect
+// worker.properties would (unprefixed keys, repeated under producer.).
+func saslWorkerProps(t *testing.T, password string) string {
+	t.Helper()
+	jaas := `org.apache.kafka.common.security.scram.ScramLoginModule required username="connect" password="` + password + `";`
+	f := filepath.Join(t.TempDir(), "worker.properties")
+	text := "embedded.kafka.security.protocol=SASL_PLAINTEXT\n" +
+		"embedded.kafka.sasl.enabled.mechanisms=SCRAM-SHA-256\n" +
+		"embedded.kafka.sasl.users=connect:Kc-s3cret\n" +
+		"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\nsasl.jaas.config=" + jaas + "\n" +
+		"producer.security.protocol=SASL_PLAINTEXT\nproducer.sasl.mechanism=SCRAM-SHA-256\nproducer.sasl.jaas.config=" + jaas + "\n"
+	if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// The MariaDB connector's schema history topic, on the worker's embedded
+// broker (no schema.history.internal.kafka.bootstrap.servers), is reached
+// with the worker's SASL login (connect.WorkerInfo.KafkaClientOpts): the
+// snapshot's DDL lands in it and the row events follow.
+func TestMariaDBSchemaHistoryOverSASL(t *testing.T) {
+	m := startMariaDB(t)
+	mariaExec(t, m, `CREATE TABLE t (id int PRIMARY KEY, a int NOT NULL); INSERT INTO t VALUES (1, 1)`)
+	d := newDaemon(t)
+	d.args = []string{"--config", saslWorkerProps(t, "Kc-s3cret")}
+	d.start()
+	code, body := d.do("POST", "/connectors", map[string]any{"name": "inv", "config": mariaConnector(m, map[string]string{
+		"table.include.list": "inventory.t", "schema.history.internal.kafka.topic": "schema-changes.inventory",
+	})})
+	if code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	d.waitTaskState("inv", "RUNNING")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafka), kgo.ConsumeTopics("schema-changes.inventory", "dbserver1.inventory.t"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.SASL(scram.Auth{User: "connect", Pass: "Kc-s3cret"}.AsSha256Mechanism()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	perTopic := map[string]int{}
+	var ddl string
+	for (perTopic["schema-changes.inventory"] == 0 || perTopic["dbserver1.inventory.t"] == 0) && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
+			perTopic[r.Topic]++
+			if r.Topic == "schema-changes.inventory" && strings.Contains(string(r.Value), "CREATE TABLE") {
+				ddl = string(r.Value)
+			}
+		})
+	}
+	if perTopic["dbserver1.inventory.t"] == 0 || !strings.Contains(ddl, "`t`") {
+		t.Fatalf("records per topic %v; schema history CREATE TABLE record: %.300s", perTopic, ddl)
 	}
 }
