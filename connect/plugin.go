@@ -2,6 +2,7 @@ package connect
 
 import (
 	"context"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"log/slog"
 )
 
@@ -98,6 +99,10 @@ type WorkerInfo struct {
 	// BootstrapServers are the worker's Kafka brokers (host:port), the
 	// embedded broker's listener when the worker runs one.
 	BootstrapServers []string
+	// KafkaClientOpts are the franz-go options that reach those brokers
+	// with the worker's producer security settings (security.protocol,
+	// sasl.*, ssl.*: a TLS dialer, a SASL mechanism); nil for PLAINTEXT.
+	KafkaClientOpts []kgo.Opt
 }
 
 // WorkerInfoProvider is implemented by the SourceTaskContext of workers

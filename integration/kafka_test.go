@@ -20,6 +20,26 @@ import (
 // fails the test, never skips it, when the broker cannot start.
 func startKafka(t *testing.T) string {
 	t.Helper()
+	return startKafkaWith(t, kafkaListenerOpts{})
+}
+
+// kafkaListenerOpts secures the broker's client listener: protocol
+// (SASL_PLAINTEXT; empty = PLAINTEXT), extra server.properties lines, the
+// kafka-storage format arguments that add SCRAM users, and the client
+// options the readiness check needs.
+type kafkaListenerOpts struct {
+	protocol   string
+	props      string
+	formatArgs []string
+	clientOpts []kgo.Opt
+}
+
+func startKafkaWith(t *testing.T, o kafkaListenerOpts) string {
+	t.Helper()
+	proto := o.protocol
+	if proto == "" {
+		proto = "PLAINTEXT"
+	}
 	out, err := exec.Command("bash", "../scripts/kafka.sh").Output()
 	if err != nil {
 		t.Fatalf("scripts/kafka.sh (run `make setup`): %v", err)
@@ -31,18 +51,18 @@ func startKafka(t *testing.T) string {
 	props := fmt.Sprintf(`process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@%[2]s
-listeners=PLAINTEXT://%[1]s,CONTROLLER://%[2]s
-advertised.listeners=PLAINTEXT://%[1]s
+listeners=CLIENT://%[1]s,CONTROLLER://%[2]s,INTERNAL://%[5]s
+advertised.listeners=CLIENT://%[1]s,INTERNAL://%[5]s
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CLIENT:%[4]s,CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT
+inter.broker.listener.name=INTERNAL
 log.dirs=%[3]s
 num.partitions=1
 offsets.topic.replication.factor=1
 transaction.state.log.replication.factor=1
 transaction.state.log.min.isr=1
 group.initial.rebalance.delay.ms=0
-`, addr, ctrl, filepath.Join(dir, "data"))
+`, addr, ctrl, filepath.Join(dir, "data"), proto, freeAddr(t)) + o.props
 	propsPath := filepath.Join(dir, "server.properties")
 	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
 		t.Fatal(err)
@@ -52,7 +72,7 @@ group.initial.rebalance.delay.ms=0
 		t.Fatalf("kafka-storage random-uuid: %v", err)
 	}
 	id := strings.TrimSpace(string(uuid[strings.LastIndexByte(strings.TrimSpace(string(uuid)), '\n')+1:]))
-	if b, err := exec.Command("java", "-cp", cp, "kafka.tools.StorageTool", "format", "-t", id, "-c", propsPath).CombinedOutput(); err != nil {
+	if b, err := exec.Command("java", append([]string{"-cp", cp, "kafka.tools.StorageTool", "format", "-t", id, "-c", propsPath}, o.formatArgs...)...).CombinedOutput(); err != nil {
 		t.Fatalf("kafka-storage format: %v\n%s", err, b)
 	}
 	log := &syncBuffer{}
@@ -70,7 +90,7 @@ group.initial.rebalance.delay.ms=0
 			t.Logf("Kafka log:\n%s", log.String())
 		}
 	})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, o.clientOpts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -120,7 +120,7 @@ func TestStopResetOffsetsResnapshotsPostgres(t *testing.T) {
 	if code, b := d.do("DELETE", "/connectors/inv/offsets", nil); code != 400 || !strings.Contains(string(b), "Connectors must be in the STOPPED state") {
 		t.Fatalf("DELETE offsets while RUNNING: %d %s", code, b)
 	}
-	d.mustDo(202, "PUT", "/connectors/inv/stop", nil)
+	d.mustDo(204, "PUT", "/connectors/inv/stop", nil)
 	d.waitConnectorState("inv", "STOPPED", "")
 	var offs struct {
 		Offsets []struct {

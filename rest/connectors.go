@@ -121,8 +121,10 @@ func (s *Server) patchConfig(c echo.Context) error {
 	return writeJSON(c, http.StatusOK, infoBody(info))
 }
 
-// pause, resume and stop serve PUT /connectors/{c}/pause|resume|stop:
-// 202 without a body once the target state is in the config topic.
+// pause, resume and stop serve PUT /connectors/{c}/pause|resume|stop
+// once the target state is in the config topic: pause and resume answer
+// 202, stop 204 (ConnectorsResource: stopConnector returns void), all
+// without a body.
 func (s *Server) pause(c echo.Context) error {
 	return s.target(c, s.worker.Herder.PauseConnector)
 }
@@ -132,7 +134,12 @@ func (s *Server) resume(c echo.Context) error {
 }
 
 func (s *Server) stop(c echo.Context) error {
-	return s.target(c, s.worker.Herder.StopConnector)
+	ctx, cancel := reqCtx(c)
+	defer cancel()
+	if err := s.worker.Herder.StopConnector(ctx, c.Param("name")); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) target(c echo.Context, f func(context.Context, string) error) error {
@@ -209,7 +216,7 @@ func (s *Server) getTaskStatus(c echo.Context) error {
 		return err
 	}
 	n := ts.ID
-	return writeJSON(c, http.StatusOK, stateBody{ID: &n, State: ts.State, WorkerID: ts.WorkerID, Trace: ts.Trace})
+	return writeJSON(c, http.StatusOK, stateBody{ID: &n, State: ts.State, WorkerID: ts.WorkerID, Version: ts.Version, Trace: ts.Trace})
 }
 
 // restartTask serves POST /connectors/{c}/tasks/{t}/restart: 204.

@@ -55,7 +55,7 @@ type configKeyBody struct {
 	Width         string   `json:"width"`
 	DisplayName   string   `json:"display_name"`
 	Dependents    []string `json:"dependents"`
-	Order         int      `json:"order"`
+	Order         int      `json:"order_in_group"`
 }
 
 func keyBody(k connect.KeyInfo) configKeyBody {

@@ -205,10 +205,13 @@ func infoBody(i runtime.ConnectorInfo) connectorInfoBody {
 	return b
 }
 
+// stateBody is Kafka Connect's ConnectorStateInfo.AbstractState; version
+// is the plugin's (KIP-891, Kafka Connect 4).
 type stateBody struct {
 	ID       *int   `json:"id,omitempty"`
 	State    string `json:"state"`
 	WorkerID string `json:"worker_id"`
+	Version  string `json:"version,omitempty"`
 	Trace    string `json:"trace,omitempty"`
 }
 
@@ -221,10 +224,10 @@ type statusBody struct {
 
 func statusOf(st runtime.ConnectorStatus) statusBody {
 	b := statusBody{Name: st.Name, Type: st.Type, Tasks: []stateBody{},
-		Connector: stateBody{State: st.Connector.State, WorkerID: st.Connector.WorkerID, Trace: st.Connector.Trace}}
+		Connector: stateBody{State: st.Connector.State, WorkerID: st.Connector.WorkerID, Version: st.Connector.Version, Trace: st.Connector.Trace}}
 	for _, t := range st.Tasks {
 		id := t.ID
-		b.Tasks = append(b.Tasks, stateBody{ID: &id, State: t.State, WorkerID: t.WorkerID, Trace: t.Trace})
+		b.Tasks = append(b.Tasks, stateBody{ID: &id, State: t.State, WorkerID: t.WorkerID, Version: t.Version, Trace: t.Trace})
 	}
 	return b
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -37,9 +39,10 @@ type EmbeddedBroker struct {
 }
 
 // StartEmbeddedBroker listens on listener (host:port) and persists under
-// dataDir. It returns an error if the broker cannot start or, after a
-// crash, if the transactions the crash left open cannot be aborted.
-func StartEmbeddedBroker(listener, dataDir string, syncWrites bool) (*EmbeddedBroker, error) {
+// dataDir; extra are further kfake options (the listener's SASL and TLS,
+// broker_security.go). It returns an error if the broker cannot start or,
+// after a crash, if the transactions the crash left open cannot be ended.
+func StartEmbeddedBroker(listener, dataDir string, syncWrites bool, extra ...kfake.Opt) (*EmbeddedBroker, error) {
 	host, portStr, err := net.SplitHostPort(listener)
 	if err != nil {
 		return nil, fmt.Errorf("embedded.kafka.listener %q: %w", listener, err)
@@ -67,50 +70,78 @@ func StartEmbeddedBroker(listener, dataDir string, syncWrites bool) (*EmbeddedBr
 			return nil, fmt.Errorf("embedded broker: %w", err)
 		}
 	}
-	opts := []kfake.Opt{
-		kfake.NumBrokers(1),
-		kfake.Ports(port),
-		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
-			return net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
-		}),
-		kfake.DataDir(dir),
-		kfake.ClusterID(id),
-		kfake.AllowAutoTopicCreation(),
-		kfake.DefaultNumPartitions(1),
+	base := func(port int) []kfake.Opt {
+		opts := []kfake.Opt{
+			kfake.NumBrokers(1),
+			kfake.Ports(port),
+			kfake.ListenFn(func(network, _ string) (net.Listener, error) {
+				return net.Listen(network, net.JoinHostPort(host, strconv.Itoa(port)))
+			}),
+			kfake.DataDir(dir),
+			kfake.ClusterID(id),
+			kfake.AllowAutoTopicCreation(),
+			kfake.DefaultNumPartitions(1),
+		}
+		if syncWrites {
+			opts = append(opts, kfake.SyncWrites())
+		}
+		return opts
 	}
-	if syncWrites {
-		opts = append(opts, kfake.SyncWrites())
+	b := &EmbeddedBroker{id: id, dataDir: dataDir}
+	if !clean {
+		// The last run died: end the transactions it left open, as Kafka's
+		// coordinator would (broker_recovery.go). The recovery runs on a
+		// private instance — an ephemeral port, without the listener's
+		// SASL/TLS, which its own client does not speak — that is closed
+		// before the real listener opens, so that kfake replays its log
+		// with the markers written.
+		if b.recovered, err = recoverOnPrivateInstance(base(0), dir); err != nil {
+			return nil, fmt.Errorf("embedded broker on %s: ending the transactions left open by a crash: %w", listener, err)
+		}
+	}
+	c, err := kfake.NewCluster(append(base(port), extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("embedded broker on %s: %w", listener, err)
+	}
+	b.cluster, b.addr = c, c.ListenAddrs()[0]
+	return b, nil
+}
+
+// recoverOnPrivateInstance starts kfake with opts, ends the transactions a
+// crash left open, closes it and drops the partition snapshots its Close
+// wrote (the next start replays the log, markers included).
+//
+// kfake persists its SASL users (sasl.json) at Close, and the private
+// instance has none: the file is put back as it was, or the real
+// listener would start without its users.
+func recoverOnPrivateInstance(opts []kfake.Opt, dir string) ([]openTxn, error) {
+	saslFile := filepath.Join(dir, "sasl.json")
+	saslState, readErr := os.ReadFile(saslFile)
+	if readErr != nil && !errors.Is(readErr, fs.ErrNotExist) {
+		return nil, readErr
 	}
 	c, err := kfake.NewCluster(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("embedded broker on %s: %w", listener, err)
+		return nil, err
 	}
-	b := &EmbeddedBroker{cluster: c, addr: c.ListenAddrs()[0], id: id, dataDir: dataDir}
-	if clean {
-		return b, nil
-	}
-	// The last run died: end the transactions it left open, as Kafka's
-	// coordinator would, then restart so that kfake replays its log with
-	// their markers (broker_recovery.go).
 	ctx, cancel := context.WithTimeout(context.Background(), recoveryTimeout)
-	b.recovered, err = recoverTransactionsOpenAtCrash(ctx, b.addr)
+	recovered, err := recoverTransactionsOpenAtCrash(ctx, c.ListenAddrs()[0])
 	cancel()
-	if err != nil {
-		c.Close()
-		return nil, fmt.Errorf("embedded broker on %s: ending the transactions left open by a crash: %w", listener, err)
-	}
-	if len(b.recovered) == 0 {
-		return b, nil
-	}
 	c.Close()
+	if readErr == nil {
+		if werr := os.WriteFile(saslFile, saslState, 0o600); werr != nil && err == nil {
+			err = werr
+		}
+	} else if rerr := os.Remove(saslFile); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return nil, err
+	}
 	if err := dropPartitionSnapshots(dir); err != nil {
-		return nil, fmt.Errorf("embedded broker on %s: %w", listener, err)
+		return nil, err
 	}
-	if b.cluster, err = kfake.NewCluster(opts...); err != nil {
-		return nil, fmt.Errorf("embedded broker on %s: %w", listener, err)
-	}
-	b.addr = b.cluster.ListenAddrs()[0]
-	return b, nil
+	return recovered, nil
 }
 
 // RecoveredTransactions returns how many transactions left open by the

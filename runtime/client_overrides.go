@@ -68,7 +68,7 @@ func overrideAllowed(policy, key string) bool {
 // (AbstractHerder.validateClientOverrides: the message names the key
 // without its prefix, the ConfigValue with it) and, for the producer keys
 // connectd applies, an error when the value does not parse.
-func clientOverrideValues(policy string, cfg map[string]string) []connect.ConfigValue {
+func clientOverrideValues(policy string, workerCfg WorkerConfig, cfg map[string]string) []connect.ConfigValue {
 	var keys []string
 	for k := range cfg {
 		if strings.HasPrefix(k, ProducerOverridePrefix) || strings.HasPrefix(k, AdminOverridePrefix) {
@@ -86,6 +86,10 @@ func clientOverrideValues(policy string, cfg map[string]string) []connect.Config
 		} else if strings.HasPrefix(k, ProducerOverridePrefix) {
 			if _, err := producerOverrideOpt(bare, v); err != nil {
 				cv.Errors = append(cv.Errors, err.Error())
+			} else if isSecurityKey(bare) && workerCfg != nil {
+				if _, err := connectorProducerSecurity(workerCfg, cfg); err != nil && strings.Contains(err.Error(), k) {
+					cv.Errors = append(cv.Errors, err.Error())
+				}
 			}
 		}
 		out = append(out, cv)
@@ -98,8 +102,7 @@ func clientOverrideValues(policy string, cfg map[string]string) []connect.Config
 // and how the records go): an override of one is a config error.
 var unsupportedProducerOverrides = map[string]bool{
 	"bootstrap.servers": true, "transactional.id": true, "key.serializer": true, "value.serializer": true,
-	"partitioner.class": true, "interceptor.classes": true, "security.protocol": true, "sasl.mechanism": true,
-	"sasl.jaas.config": true, "ssl.truststore.location": true, "ssl.keystore.location": true,
+	"partitioner.class": true, "interceptor.classes": true,
 }
 
 // producerOverrideOpt maps one Java producer key to its kgo option; nil
@@ -128,6 +131,10 @@ func producerOverrideOpt(key, v string) ([]kgo.Opt, error) {
 	}
 	if unsupportedProducerOverrides[key] {
 		return nil, fmt.Errorf("connectd does not support overriding the producer's %s per connector", key)
+	}
+	if isSecurityKey(key) {
+		// Checked and applied together (connectorProducerSecurity).
+		return nil, nil
 	}
 	switch key {
 	case "linger.ms":
@@ -229,7 +236,7 @@ func producerOverrides(cfg map[string]string) (opts []kgo.Opt, ignored []string,
 		if err != nil {
 			return nil, nil, err
 		}
-		if o == nil {
+		if o == nil && !isSecurityKey(strings.TrimPrefix(k, ProducerOverridePrefix)) {
 			ignored = append(ignored, k)
 		}
 		opts = append(opts, o...)
@@ -277,17 +284,58 @@ func (h *Herder) applyProducerOverrides(w *workerSourceTask, connCfg map[string]
 	if len(ignored) > 0 {
 		h.log.Warn("producer overrides accepted but not applied by connectd", "task", w.id, "keys", ignored)
 	}
-	if len(opts) == 0 {
+	sec, err := connectorProducerSecurity(h.cfg, connCfg)
+	if err != nil {
+		return err
+	}
+	if len(opts) == 0 && sec == nil {
 		return nil
 	}
 	if h.exactlyOnce {
-		w.producerOverrides = opts
+		w.producerOverrides, w.producerSec = opts, sec
 		return nil
 	}
-	cl, err := kgo.NewClient(append(h.producerOpts(), opts...)...)
+	cl, err := kgo.NewClient(append(h.producerOptsWith(sec), opts...)...)
 	if err != nil {
 		return fmt.Errorf("producer with the connector's producer.override.* settings: %w", err)
 	}
 	w.producer, w.ownsProducer = cl, true
 	return nil
+}
+
+// connectorProducerSecurity returns the security settings of a source
+// connector's task producer when its config (connCfg, resolved) overrides
+// any of them with producer.override.security.protocol, .sasl.* or .ssl.*
+// (KIP-458; the Principal policy allows the first three), nil when it
+// overrides none: the worker's producer settings, with the connector's
+// overrides winning key by key. Errors name the connector's key at fault.
+func connectorProducerSecurity(workerCfg WorkerConfig, connCfg map[string]string) (*kafkaSecuritySettings, error) {
+	merged := WorkerConfig{}
+	for k, v := range workerCfg {
+		if isSecurityKey(k) || strings.HasPrefix(k, "producer.") {
+			merged[k] = v
+		}
+	}
+	overridden := false
+	for k, v := range connCfg {
+		if bare, ok := strings.CutPrefix(k, ProducerOverridePrefix); ok && isSecurityKey(bare) {
+			merged["producer."+bare] = v
+			overridden = true
+		}
+	}
+	if !overridden {
+		return nil, nil
+	}
+	sec, err := kafkaSecurity(merged, "producer.")
+	if err != nil {
+		msg := err.Error()
+		for k := range connCfg {
+			if bare, ok := strings.CutPrefix(k, ProducerOverridePrefix); ok && isSecurityKey(bare) &&
+				strings.HasPrefix(msg, "worker config producer."+bare) {
+				return nil, fmt.Errorf("%s%s", k, strings.TrimPrefix(msg, "worker config producer."+bare))
+			}
+		}
+		return nil, err
+	}
+	return sec, nil
 }

@@ -93,11 +93,42 @@ func caseInsensitiveIn(vals ...string) func(string) string {
 	}
 }
 
+// pluginVersions are the installed versions behind the KIP-891 keys of
+// one connector config: its connector class and its key, value and header
+// converters (the worker's when the config names none).
+type pluginVersions struct {
+	connector, connectorClass string
+	key, value, header        string
+}
+
+// pluginVersionKey returns a KIP-891 "<plugin>.plugin.version" key
+// (ConnectorConfig, Kafka 4): its default and only recommended value is
+// the installed version (connectd installs one version per class); a
+// different value is an error naming the installed one.
+func pluginVersionKey(name, display, doc, width string, imp connect.Importance, order int, class, installed string) connect.ConfigKey {
+	var rec []string
+	if installed != "" {
+		rec = []string{installed}
+	}
+	return connect.ConfigKey{Name: name, Type: connect.TypeString, Default: connect.Str(installed), Importance: imp, Doc: doc,
+		Group: groupCommon, OrderInGroup: order, Width: width, DisplayName: display, Recommended: rec,
+		Validator: func(v string) string {
+			if v = strings.TrimSpace(v); v == "" || v == installed {
+				return ""
+			}
+			return fmt.Sprintf("Plugin %s has no version %s; the installed version is %s", class, v, installed)
+		}}
+}
+
 // sourceConnectorConfigDef returns the keys Kafka Connect defines for every
 // source connector (ConnectorConfig.configDef() plus
 // SourceConnectorConfig.configDef(), Kafka 3.9): names, types, defaults,
-// docs, groups, order, widths and display names as there.
-func sourceConnectorConfigDef() *connect.ConfigDef {
+// docs, groups, order, widths and display names as there. With pv, also
+// Kafka 4's plugin version keys (KIP-891) at their places in the Common
+// group (connector.plugin.version after connector.class, each
+// *.converter.plugin.version after its converter), as the validate
+// response of a Kafka Connect 4.3 worker lists them.
+func sourceConnectorConfigDef(pv *pluginVersions) *connect.ConfigDef {
 	d := connect.NewConfigDef()
 	o := 0
 	next := func() int { o++; return o }
@@ -119,6 +150,9 @@ func sourceConnectorConfigDef() *connect.ConfigDef {
 			"If the connector is org.apache.kafka.connect.file.FileStreamSinkConnector, you can either specify this full name,  " +
 			"or use \"FileStreamSink\" or \"FileStreamSinkConnector\" to make the configuration a bit shorter",
 		Group: groupCommon, OrderInGroup: next(), Width: "LONG", DisplayName: "Connector class"})
+	if pv != nil {
+		d.Define(pluginVersionKey("connector.plugin.version", "Connector version", "Version of the connector.", "MEDIUM", connect.Medium, next(), pv.connectorClass, pv.connector))
+	}
 	d.Define(connect.ConfigKey{Name: "tasks.max", Type: connect.TypeInt, Default: connect.Str("1"), Importance: connect.High,
 		Doc: "Maximum number of tasks to use for this connector.", Group: groupCommon, OrderInGroup: next(), Width: "SHORT", DisplayName: "Tasks max",
 		Validator: atLeast(1)})
@@ -132,12 +166,21 @@ func sourceConnectorConfigDef() *connect.ConfigDef {
 	d.Define(connect.ConfigKey{Name: "key.converter", Type: connect.TypeClass, Default: connect.Str(""), Importance: connect.Low,
 		Doc: fmt.Sprintf(converterDoc, "keys"), Group: groupCommon, OrderInGroup: next(), Width: "SHORT", DisplayName: "Key converter class",
 		Validator: converterClassValidator})
+	if pv != nil {
+		d.Define(pluginVersionKey("key.converter.plugin.version", "Key converter version", "Version of the key converter.", "SHORT", connect.Low, next(), "key.converter", pv.key))
+	}
 	d.Define(connect.ConfigKey{Name: "value.converter", Type: connect.TypeClass, Default: connect.Str(""), Importance: connect.Low,
 		Doc: fmt.Sprintf(converterDoc, "values"), Group: groupCommon, OrderInGroup: next(), Width: "SHORT", DisplayName: "Value converter class",
 		Validator: converterClassValidator})
+	if pv != nil {
+		d.Define(pluginVersionKey("value.converter.plugin.version", "Value converter version", "Version of the value converter.", "SHORT", connect.Low, next(), "value.converter", pv.value))
+	}
 	d.Define(connect.ConfigKey{Name: "header.converter", Type: connect.TypeClass, Default: connect.Str(""), Importance: connect.Low,
 		Doc: headerConverterDoc, Group: groupCommon, OrderInGroup: next(), Width: "SHORT", DisplayName: "Header converter class",
 		Validator: classValidator(knownHeaderConverters)})
+	if pv != nil {
+		d.Define(pluginVersionKey("header.converter.plugin.version", "Header converter version", "Version of the header converter.", "SHORT", connect.Low, next(), "header.converter", pv.header))
+	}
 	d.Define(connect.ConfigKey{Name: "transforms", Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Low,
 		Doc: "Aliases for the transformations to be applied to records.", Group: groupTransforms, OrderInGroup: next(), Width: "LONG", DisplayName: "Transforms",
 		Validator: uniqueAliases})

@@ -77,7 +77,8 @@
 // The leader forces a rebalance when the config topic's work (connectors,
 // committed task counts) differs from what the current assignment places.
 // Statuses are written by the worker that runs the connector or task
-// (worker_id = its REST host:port) with the group generation. Session
+// (worker_id = its REST host:port) with the group generation, and a
+// stale one loses as in KafkaStatusBackingStore (status_generation.go). Session
 // timeout, heartbeat and rebalance timeout are Kafka Connect's worker
 // properties and defaults. On the embedded broker the group has this one
 // member and the same path runs. The REST layer forwards config writes to
@@ -95,4 +96,13 @@
 // (client_overrides.go); topic.creation.* groups decide the partitions,
 // replication factor and configs of the topics a task creates
 // (topic_creation.go, KIP-158).
+//
+// Kafka client security (kafka_security.go): security.protocol,
+// sasl.mechanism (PLAIN, SCRAM-SHA-256/512), sasl.jaas.config and ssl.*
+// from the worker properties; the internal clients read the unprefixed
+// keys, the tasks' producers producer.*, topic creation admin.*. The
+// worker checks them with one metadata request before opening the
+// internal topics, so a wrong password is a start error, not a silent
+// retry loop. The embedded broker can require SASL/TLS itself
+// (broker_security.go, embedded.kafka.security.protocol and friends).
 package runtime

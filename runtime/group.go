@@ -31,7 +31,7 @@ func (h *Herder) joinGroup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	group, err := kgo.NewClient(
+	group, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(h.brokers...),
 		kgo.ConsumerGroup(h.cfg.Get("group.id")),
 		kgo.ConsumeTopics(h.configLog.Topic()),
@@ -43,7 +43,7 @@ func (h *Herder) joinGroup(ctx context.Context) error {
 		kgo.OnPartitionsAssigned(h.onAssigned),
 		kgo.OnPartitionsRevoked(h.onRevoked),
 		kgo.OnPartitionsLost(h.onLost),
-	)
+	}, h.internalSec.opts()...)...)
 	if err != nil {
 		return err
 	}

@@ -39,11 +39,17 @@ type ConnectorInfo struct {
 	Type   string
 }
 
-// Status is one connector or task status.
+// Status is one connector or task status. Version is the connector
+// plugin's version (KIP-891: Kafka Connect 4 writes it in the status
+// record and shows it in the status responses); empty when unknown.
 type Status struct {
 	State    string
 	Trace    string
 	WorkerID string
+	Version  string
+	// Generation is the group generation of the record's writer
+	// (status_generation.go); 0 in records without one.
+	Generation int
 }
 
 // ConnectorStatus is what GET /connectors/{name}/status returns.
@@ -115,8 +121,13 @@ type Herder struct {
 	statusLog *kafkalog.Log
 	store     *offsets.KafkaStore
 	producer  *kgo.Client
+	admin     *kgo.Client // the admin. client of topic creation
 	topics    *topicCreator
 	brokers   []string
+	// Kafka client security (kafka_security.go): internalSec for the
+	// internal topics, group and registry; producerSec for the tasks'
+	// producers; adminSec for topic creation.
+	internalSec, producerSec, adminSec *kafkaSecuritySettings
 	// exactlyOnce: exactly.once.source.support=enabled (KIP-618): each
 	// source task writes through its own transactional producer.
 	exactlyOnce bool
@@ -205,16 +216,31 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		return nil, err
 	}
 
-	h.store, err = offsets.OpenKafka(ctx, brokers, cfg.Get("offset.storage.topic"), int32(offParts), rf("offset.storage.replication.factor"))
+	if h.internalSec, err = kafkaSecurity(cfg, ""); err != nil {
+		return nil, err
+	}
+	if h.producerSec, err = kafkaSecurity(cfg, "producer."); err != nil {
+		return nil, err
+	}
+	if h.adminSec, err = kafkaSecurity(cfg, "admin."); err != nil {
+		return nil, err
+	}
+	// Wrong credentials or TLS settings fail the start with a message
+	// naming them; the clients below would retry them in the background.
+	if err := checkKafkaReachable(ctx, brokers, h.internalSec, 20*time.Second); err != nil {
+		return nil, err
+	}
+	internal := h.internalSec.opts()
+	h.store, err = offsets.OpenKafka(ctx, brokers, cfg.Get("offset.storage.topic"), int32(offParts), rf("offset.storage.replication.factor"), internal...)
 	if err != nil {
 		return nil, err
 	}
-	h.statusLog, err = kafkalog.Open(ctx, brokers, cfg.Get("status.storage.topic"), kafkalog.TopicSpec{Partitions: int32(statusParts), ReplicationFactor: rf("status.storage.replication.factor")}, h.applyStatus)
+	h.statusLog, err = kafkalog.Open(ctx, brokers, cfg.Get("status.storage.topic"), kafkalog.TopicSpec{Partitions: int32(statusParts), ReplicationFactor: rf("status.storage.replication.factor")}, h.applyStatus, internal...)
 	if err != nil {
 		h.Close()
 		return nil, err
 	}
-	h.configLog, err = kafkalog.Open(ctx, brokers, cfg.Get("config.storage.topic"), kafkalog.TopicSpec{Partitions: 1, ReplicationFactor: rf("config.storage.replication.factor")}, h.applyConfig)
+	h.configLog, err = kafkalog.Open(ctx, brokers, cfg.Get("config.storage.topic"), kafkalog.TopicSpec{Partitions: 1, ReplicationFactor: rf("config.storage.replication.factor")}, h.applyConfig, internal...)
 	if err != nil {
 		h.Close()
 		return nil, err
@@ -227,7 +253,12 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		h.Close()
 		return nil, err
 	}
-	h.topics = newTopicCreator(kadm.NewClient(h.producer))
+	h.admin, err = kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(h.brokers...), kgo.WithLogger(kafkaClientLogger())}, h.adminSec.opts()...)...)
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	h.topics = newTopicCreator(kadm.NewClient(h.admin))
 	h.wg.Add(1)
 	go h.reconcileLoop()
 	// The first assignment reconciles every connector (onAssigned).
@@ -239,9 +270,18 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 }
 
 // producerOpts are the options of the worker's producer and of the
-// tasks' transactional producers.
-func (h *Herder) producerOpts() []kgo.Opt {
-	return []kgo.Opt{
+// tasks' transactional producers, with the worker's producer security.
+func (h *Herder) producerOpts() []kgo.Opt { return h.producerOptsWith(nil) }
+
+// producerOptsWith is producerOpts with the security settings sec (a
+// connector's producer.override.* ones, client_overrides.go) instead of
+// the worker's when sec is not nil: kgo.SASL appends, so the two cannot
+// both be given.
+func (h *Herder) producerOptsWith(sec *kafkaSecuritySettings) []kgo.Opt {
+	if sec == nil {
+		sec = h.producerSec
+	}
+	return append([]kgo.Opt{
 		kgo.SeedBrokers(h.brokers...),
 		kgo.AllowAutoTopicCreation(),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
@@ -256,15 +296,20 @@ func (h *Herder) producerOpts() []kgo.Opt {
 		kgo.MetadataMinAge(250 * time.Millisecond),
 		// Kafka Connect's producer default is compression.type=none.
 		kgo.ProducerBatchCompression(kgo.NoCompression()),
-	}
+	}, sec.opts()...)
 }
+
+// InternalKafkaOpts are the security options of the worker's internal
+// Kafka clients (the unprefixed security.protocol, sasl.*, ssl.* keys),
+// for other clients of the worker such as the schema registry's.
+func (h *Herder) InternalKafkaOpts() []kgo.Opt { return h.internalSec.opts() }
 
 // newTransactionalProducer returns task id's producer under exactly-once
 // source support (source_task_eos.go).
-// overrides are the connector's producer.override.* options
-// (client_overrides.go).
-func (h *Herder) newTransactionalProducer(id TaskID, overrides ...kgo.Opt) (*kgo.Client, error) {
-	return kgo.NewClient(append(append(h.producerOpts(), overrides...),
+// sec and overrides are the connector's producer.override.* security
+// settings (nil: the worker's) and other options (client_overrides.go).
+func (h *Herder) newTransactionalProducer(id TaskID, sec *kafkaSecuritySettings, overrides ...kgo.Opt) (*kgo.Client, error) {
+	return kgo.NewClient(append(append(h.producerOptsWith(sec), overrides...),
 		kgo.TransactionalID(transactionalID(h.cfg.Get("group.id"), id)),
 		kgo.TransactionTimeout(txnTimeout),
 	)...)
@@ -296,6 +341,9 @@ func (h *Herder) Close() {
 	}
 	if h.producer != nil {
 		h.producer.Close()
+	}
+	if h.admin != nil {
+		h.admin.Close()
 	}
 	if h.configLog != nil {
 		h.configLog.Close()
@@ -430,16 +478,22 @@ func (h *Herder) applyStatus(r kafkalog.Record) {
 		return
 	}
 	var v struct {
-		State    string  `json:"state"`
-		Trace    *string `json:"trace"`
-		WorkerID string  `json:"worker_id"`
+		State      string  `json:"state"`
+		Trace      *string `json:"trace"`
+		WorkerID   string  `json:"worker_id"`
+		Version    string  `json:"version"`
+		Generation int     `json:"generation"`
 	}
 	if json.Unmarshal(r.Value, &v) != nil {
 		return
 	}
-	s := Status{State: v.State, WorkerID: v.WorkerID}
+	s := Status{State: v.State, WorkerID: v.WorkerID, Version: v.Version, Generation: v.Generation}
 	if v.Trace != nil {
 		s.Trace = *v.Trace
+	}
+	if h.staleStatusLocked(key, s) {
+		h.log.Debug("ignoring stale status record", "key", key, "state", s.State, "generation", s.Generation, "worker_id", s.WorkerID)
+		return
 	}
 	h.statuses[key] = s
 }
@@ -450,10 +504,24 @@ func (h *Herder) putStatus(key, state, trace string) {
 		tr = &trace
 	}
 	h.mu.Lock()
-	h.statuses[key] = Status{State: state, Trace: trace, WorkerID: h.workerID}
 	gen := h.generation
+	if !h.safeWriteAllowedLocked(key, state, gen) {
+		cur := h.statuses[key]
+		h.mu.Unlock()
+		h.log.Info("status not written: another worker wrote a later generation's", "key", key, "state", state, "generation", gen,
+			"current_worker_id", cur.WorkerID, "current_generation", cur.Generation)
+		return
+	}
+	version := h.pluginVersionLocked(connectorOfStatusKey(key))
+	h.statuses[key] = Status{State: state, Trace: trace, WorkerID: h.workerID, Version: version, Generation: gen}
 	h.mu.Unlock()
-	val := mustJSON(map[string]any{"state": state, "trace": tr, "worker_id": h.workerID, "generation": gen})
+	// The record as KafkaStatusBackingStore writes it (Kafka 4: with the
+	// plugin's version).
+	rec := map[string]any{"state": state, "trace": tr, "worker_id": h.workerID, "generation": gen}
+	if version != "" {
+		rec["version"] = version
+	}
+	val := mustJSON(rec)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := h.statusLog.Send(ctx, []byte(key), val); err != nil {
@@ -462,6 +530,33 @@ func (h *Herder) putStatus(key, state, trace string) {
 }
 
 func connectorStatusKey(name string) string { return "status-connector-" + name }
+
+// connectorOfStatusKey returns the connector of a status-connector-<c> or
+// status-task-<c>-<n> key.
+func connectorOfStatusKey(key string) string {
+	if c, ok := strings.CutPrefix(key, "status-connector-"); ok {
+		return c
+	}
+	t := strings.TrimPrefix(key, "status-task-")
+	if i := strings.LastIndexByte(t, '-'); i > 0 {
+		return t[:i]
+	}
+	return t
+}
+
+// pluginVersionLocked returns the version of connector name's plugin, ""
+// when the connector or its class is unknown. h.mu is held.
+func (h *Herder) pluginVersionLocked(name string) string {
+	st, ok := h.connectors[name]
+	if !ok || st.config == nil {
+		return ""
+	}
+	f, _, ok := h.plugins.Source(st.config["connector.class"])
+	if !ok {
+		return ""
+	}
+	return f().Version()
+}
 func taskStatusKey(id TaskID) string {
 	return fmt.Sprintf("status-task-%s-%d", id.Connector, id.Task)
 }
@@ -800,7 +895,7 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.Connect
 			return nil, err
 		}
 		if h.exactlyOnce {
-			txn, err := h.newTransactionalProducer(id, w.producerOverrides...)
+			txn, err := h.newTransactionalProducer(id, w.producerSec, w.producerOverrides...)
 			if err != nil {
 				return nil, err
 			}
@@ -964,7 +1059,8 @@ func (h *Herder) ConnectorInfo(name string) (ConnectorInfo, error) {
 func (h *Herder) ConnectorStatus(name string) (ConnectorStatus, error) {
 	info, err := h.ConnectorInfo(name)
 	if err != nil {
-		return ConnectorStatus{}, err
+		// AbstractHerder.connectorStatus's message.
+		return ConnectorStatus{}, &NotFoundError{Connector: name, Msg: "No status found for connector " + name}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -972,12 +1068,12 @@ func (h *Herder) ConnectorStatus(name string) (ConnectorStatus, error) {
 	if s, ok := h.statuses[connectorStatusKey(name)]; ok {
 		cs.Connector = s
 	} else {
-		cs.Connector = Status{State: StateUnassigned, WorkerID: h.workerID}
+		cs.Connector = Status{State: StateUnassigned, WorkerID: h.workerID, Version: h.pluginVersionLocked(name)}
 	}
 	for _, t := range info.Tasks {
 		s, ok := h.statuses[taskStatusKey(t)]
 		if !ok {
-			s = Status{State: StateUnassigned, WorkerID: h.workerID}
+			s = Status{State: StateUnassigned, WorkerID: h.workerID, Version: h.pluginVersionLocked(name)}
 		}
 		cs.Tasks = append(cs.Tasks, TaskStatus{ID: t.Task, Status: s})
 	}

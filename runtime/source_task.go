@@ -71,8 +71,10 @@ type workerSourceTask struct {
 	// client_overrides.go), closed when run returns.
 	ownsProducer bool
 	// producerOverrides are the producer.override.* options for the
-	// transactional producer under exactly-once source.
+	// transactional producer under exactly-once source; producerSec its
+	// producer.override.* security settings (nil: the worker's).
 	producerOverrides []kgo.Opt
+	producerSec       *kafkaSecuritySettings
 
 	// progressed is set once a record of this run was acknowledged by
 	// Kafka: a retry streak ends there (retry.go).
@@ -91,8 +93,10 @@ func (r offsetReader) Offset(ctx context.Context, p map[string]any) (map[string]
 type taskContext struct {
 	r      offsetReader
 	logger *slog.Logger
-	// brokers are the worker's Kafka brokers (connect.WorkerInfo).
-	brokers []string
+	// brokers are the worker's Kafka brokers and kafkaOpts their
+	// security options (connect.WorkerInfo).
+	brokers   []string
+	kafkaOpts []kgo.Opt
 }
 
 var (
@@ -102,7 +106,7 @@ var (
 
 // WorkerInfo implements connect.WorkerInfoProvider.
 func (t taskContext) WorkerInfo() connect.WorkerInfo {
-	return connect.WorkerInfo{BootstrapServers: t.brokers}
+	return connect.WorkerInfo{BootstrapServers: t.brokers, KafkaClientOpts: t.kafkaOpts}
 }
 
 func (t taskContext) OffsetReader() connect.OffsetReader { return t.r }
@@ -133,6 +137,7 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 	for _, cl := range []*kgo.Client{w.producer, w.txn} {
 		if cl != nil && tc.brokers == nil {
 			tc.brokers, _ = cl.OptValue(kgo.SeedBrokers).([]string)
+			tc.kafkaOpts = securityOptsOf(cl)
 		}
 	}
 	if tc.logger == nil {

@@ -88,6 +88,13 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 					cv.Value = nil
 				}
 			}
+			if def != base && ki.Name == "connector.class" {
+				// Kafka's ConnectorConfig owns connector.class: Java
+				// connectors never define it, so the response keeps the
+				// framework's definition (Common, 2) even when a
+				// connectd connector's ConfigDef lists it too.
+				continue
+			}
 			addGroup(ki.Group)
 			if j, ok := index[ki.Name]; ok {
 				res.Configs[j] = ConfigInfo{Definition: &ki, Value: &cv}
@@ -150,7 +157,7 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 	if err != nil {
 		return ConfigInfos{}, err
 	}
-	for _, cv := range clientOverrideValues(policy, cfg) {
+	for _, cv := range clientOverrideValues(policy, h.cfg, cfg) {
 		if len(cv.Errors) == 0 {
 			if _, ok := index[cv.Name]; !ok {
 				cv := cv
@@ -177,7 +184,7 @@ func (h *Herder) ValidateConnectorConfig(cfg map[string]string) (ConfigInfos, er
 // alias: "<alias>.type" (which must name a registered plugin of that kind),
 // the plugin's own keys, "negate" and "predicate" (transforms.ConfigDef).
 func (h *Herder) enrichedDef(cfg map[string]string) *connect.ConfigDef {
-	d := sourceConnectorConfigDef()
+	d := sourceConnectorConfigDef(h.pluginVersionsOf(cfg))
 	for _, k := range topicCreationKeys(h.cfg, cfg) {
 		d.Define(k)
 	}
@@ -213,7 +220,7 @@ func (h *Herder) PluginConfig(name string) ([]connect.KeyInfo, error) {
 		for _, k := range own {
 			seen[k.Name] = true
 		}
-		for _, k := range sourceConnectorConfigDef().Info() {
+		for _, k := range sourceConnectorConfigDef(nil).Info() {
 			if seen[k.Name] {
 				continue
 			}
@@ -231,4 +238,29 @@ func (h *Herder) PluginConfig(name string) ([]connect.KeyInfo, error) {
 		return p.Config().Info(), nil
 	}
 	return nil, &PluginNotFoundError{Plugin: name}
+}
+
+// pluginVersionsOf returns the installed versions of cfg's connector class
+// and converters (the worker's key.converter / value.converter and
+// SimpleHeaderConverter when cfg names none), for the KIP-891 keys.
+func (h *Herder) pluginVersionsOf(cfg map[string]string) *pluginVersions {
+	class := strings.TrimSpace(cfg["connector.class"])
+	pv := &pluginVersions{connectorClass: class}
+	if f, _, ok := h.plugins.Source(class); ok {
+		pv.connector = f().Version()
+	}
+	version := func(key, workerDefault string) string {
+		c := strings.TrimSpace(cfg[key])
+		if c == "" {
+			c = workerDefault
+		}
+		if d, ok := h.plugins.Plugin(c); ok {
+			return d.Version
+		}
+		return ""
+	}
+	pv.key = version("key.converter", h.cfg.Get("key.converter"))
+	pv.value = version("value.converter", h.cfg.Get("value.converter"))
+	pv.header = version("header.converter", "org.apache.kafka.connect.storage.SimpleHeaderConverter")
+	return pv
 }

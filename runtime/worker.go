@@ -43,7 +43,14 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 			}
 		}
 	} else {
-		b, err := StartEmbeddedBroker(cfg.Get("embedded.kafka.listener"), cfg.Get("data.dir"), strings.EqualFold(cfg.Get("embedded.kafka.sync.writes"), "true"))
+		sec, err := embeddedBrokerSecurity(cfg)
+		if err != nil {
+			return nil, err
+		}
+		if err := forgetPersistedSASLUsers(cfg, cfg.Get("data.dir")); err != nil {
+			return nil, err
+		}
+		b, err := StartEmbeddedBroker(cfg.Get("embedded.kafka.listener"), cfg.Get("data.dir"), strings.EqualFold(cfg.Get("embedded.kafka.sync.writes"), "true"), sec...)
 		if err != nil {
 			return nil, err
 		}
@@ -68,7 +75,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 	if strings.TrimSpace(cfg.Get("schema.registry.listener")) != "" {
 		// The registry reads `_schemas` to the end before it is returned,
 		// so it never answers from a partial view (ids stay global).
-		reg, err := registry.Open(ctx, w.Brokers, registry.Topic)
+		reg, err := registry.Open(ctx, w.Brokers, registry.Topic, h.InternalKafkaOpts()...)
 		if err != nil {
 			w.Close()
 			return nil, fmt.Errorf("starting schema registry: %w", err)

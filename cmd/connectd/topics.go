@@ -49,7 +49,13 @@ func topics(args []string) error {
 	if *fromBeginning {
 		start = kgo.NewOffset().AtStart()
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(start))
+	// The worker's Kafka client security (security.protocol, sasl.*,
+	// ssl.*), as its consumers use it.
+	sec, err := runtime.KafkaClientOpts(cfg)
+	if err != nil {
+		return err
+	}
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(start)}, sec...)...)
 	if err != nil {
 		return err
 	}

@@ -201,13 +201,15 @@ type schemaHistory struct {
 	topic  string
 	server string
 	cl     *kgo.Client
+	opts   []kgo.Opt // security options (TLS, SASL), for the reader too
 }
 
-// openHistory connects to brokers and creates topic (one partition,
+// openHistory connects to brokers (with the security options opts, the
+// worker's when its brokers are used) and creates topic (one partition,
 // infinite retention, as Debezium's KafkaSchemaHistory) when missing.
-func openHistory(ctx context.Context, brokers []string, topic, server string) (*schemaHistory, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RequiredAcks(kgo.AllISRAcks()),
-		kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+func openHistory(ctx context.Context, brokers []string, opts []kgo.Opt, topic, server string) (*schemaHistory, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(brokers...), kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.ProducerLinger(0), kgo.RecordPartitioner(kgo.ManualPartitioner())}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: schema history client for %v: %w", brokers, err)
 	}
@@ -224,7 +226,7 @@ func openHistory(ctx context.Context, brokers []string, topic, server string) (*
 		cl.Close()
 		return nil, fmt.Errorf("mysql: create schema history topic %s: %w", topic, err)
 	}
-	return &schemaHistory{topic: topic, server: server, cl: cl}, nil
+	return &schemaHistory{topic: topic, server: server, cl: cl, opts: opts}, nil
 }
 
 func strPtr(s string) *string { return &s }
@@ -265,8 +267,8 @@ func (h *schemaHistory) recover(ctx context.Context, upTo offset, cat catalog) (
 	if !ok || end.Err != nil || end.Offset == 0 {
 		return 0, nil
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(h.cl.OptValue(kgo.SeedBrokers).([]string)...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{h.topic: {0: kgo.NewOffset().AtStart()}}))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(h.cl.OptValue(kgo.SeedBrokers).([]string)...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{h.topic: {0: kgo.NewOffset().AtStart()}})}, h.opts...)...)
 	if err != nil {
 		return 0, err
 	}

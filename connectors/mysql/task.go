@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/pingcap/tidb/pkg/parser"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
@@ -129,15 +130,17 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	}
 	if t.cfg.historyTopic != "" {
 		brokers := t.cfg.historyBrokers
+		var kafkaOpts []kgo.Opt
 		if len(brokers) == 0 {
+			// The worker's brokers, with its security settings.
 			if wi, ok := tc.(connect.WorkerInfoProvider); ok {
-				brokers = wi.WorkerInfo().BootstrapServers
+				brokers, kafkaOpts = wi.WorkerInfo().BootstrapServers, wi.WorkerInfo().KafkaClientOpts
 			}
 		}
 		if len(brokers) == 0 {
 			return fmt.Errorf("mysql: %s is set but neither %s nor the worker gives Kafka brokers", KeyHistoryTopic, KeyHistoryBootstrap)
 		}
-		if t.history, err = openHistory(ctx, brokers, t.cfg.historyTopic, t.cfg.topicPrefix); err != nil {
+		if t.history, err = openHistory(ctx, brokers, kafkaOpts, t.cfg.historyTopic, t.cfg.topicPrefix); err != nil {
 			return err
 		}
 	}
