@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image/png"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -54,6 +55,11 @@ func (d *daemon) scrape() map[string]float64 {
 			case m.Histogram != nil:
 				out[name+"_count{"+strings.Join(ls, ",")+"}"] = float64(m.Histogram.GetSampleCount())
 				out[name+"_sum{"+strings.Join(ls, ",")+"}"] = m.Histogram.GetSampleSum()
+				for _, bk := range m.Histogram.Bucket {
+					bl := append(append([]string(nil), ls...), "le="+strconv.FormatFloat(bk.GetUpperBound(), 'g', -1, 64))
+					sort.Strings(bl)
+					out[name+"_bucket{"+strings.Join(bl, ",")+"}"] = float64(bk.GetCumulativeCount())
+				}
 			}
 		}
 	}
@@ -348,6 +354,30 @@ func TestDashboardInChromium(t *testing.T) {
 		check("behind_source_ms", before[bs]*1000, before[bs] == after[bs])
 		rs := ser("connectd_snapshot_rows_scanned_total", "table=public.items")
 		check("rows_scanned/public.items", before[rs], before[rs] == after[rs])
+		// p50/p99 as histogram_quantile over the /metrics buckets (the
+		// history is younger than the 5-minute window: all observations).
+		var counts []uint64
+		var prev float64
+		for _, le := range append(append([]float64(nil), metrics.LatencyBuckets...), math.Inf(1)) {
+			c := before[ser("connectd_end_to_end_latency_seconds_bucket", "le="+strconv.FormatFloat(le, 'g', -1, 64))]
+			if math.IsInf(le, 1) {
+				c = before[ser("connectd_end_to_end_latency_seconds_count")]
+			}
+			counts = append(counts, uint64(c-prev))
+			prev = c
+		}
+		if prev != 50 {
+			t.Fatalf("latency histogram holds %v observations, want the 50 streamed inserts", prev)
+		}
+		for _, q := range []struct {
+			key string
+			q   float64
+		}{{"latency_p50_ms", 0.5}, {"latency_p99_ms", 0.99}} {
+			want := metrics.Quantile(q.q, counts) * 1000
+			if got := shown[q.key]; math.Abs(got-want) > 1e-6*math.Max(1, want) {
+				diffs = append(diffs, fmt.Sprintf("%s: page %v, /metrics buckets %v", q.key, got, want))
+			}
+		}
 		if shown["events_seen"] != 57 || shown["rows_scanned/public.items"] != 7 {
 			t.Fatalf("page shows events_seen %v rows_scanned %v, want 57 and 7 (the changes made)", shown["events_seen"], shown["rows_scanned/public.items"])
 		}

@@ -106,7 +106,7 @@ func growing(samples []Sample, window, interval time.Duration) bool {
 		i--
 	}
 	win := samples[i:]
-	if len(win) < 3 || win[0].T > from+interval.Milliseconds() || win[0].LagBytes < 0 {
+	if len(win) < 3 || win[0].T > from+interval.Milliseconds()/2 || win[0].LagBytes < 0 {
 		return false
 	}
 	rises := 0

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -342,3 +343,20 @@ func nanToNeg(v float64) float64 {
 
 func itoa(i int) string     { return strconv.Itoa(i) }
 func itoa64(i int64) string { return strconv.FormatInt(i, 10) }
+
+// MetricNames are the names of the metrics the registry exports (without
+// the Go and process collectors'), for checking dashboards and rules.
+func MetricNames() []string {
+	ch := make(chan *prometheus.Desc, 64)
+	go func() { collector{}.Describe(ch); close(ch) }()
+	var out []string
+	for d := range ch {
+		s := d.String() // Desc{fqName: "name", help: …}
+		if i := strings.Index(s, `fqName: "`); i >= 0 {
+			rest := s[i+len(`fqName: "`):]
+			out = append(out, rest[:strings.IndexByte(rest, '"')])
+		}
+	}
+	sort.Strings(out)
+	return out
+}

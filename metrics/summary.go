@@ -164,8 +164,8 @@ func (r *Registry) connectorSummary(now time.Time, cs ConnectorState, tasks []Ta
 	if c.History == nil {
 		c.History = []Sample{}
 	}
-	// Rates and quantiles: the live point against the newest sample at
-	// least a minute (rates) or five minutes (latency) old, else the oldest.
+	// Rates: the live point against the newest sample at least a minute
+	// old, else the oldest.
 	base := func(age time.Duration) *Sample {
 		var b *Sample
 		for i := range hist {
@@ -181,8 +181,10 @@ func (r *Registry) connectorSummary(now time.Time, cs ConnectorState, tasks []Ta
 		c.ErrorsPerMin = float64(cur.Errors-b.Errors) / secs * 60
 		c.DeadLettersPerMin = float64(cur.DeadLetters-b.DeadLetters) / secs * 60
 	}
+	// Latency: the histogram's growth over the last five minutes; while the
+	// history is younger than that, everything since the task started.
 	lat := cur.latency
-	if b := base(5 * time.Minute); b != nil && len(b.latency) == len(lat) {
+	if b := base(5 * time.Minute); b != nil && b.T <= cur.T-(5*time.Minute).Milliseconds() && len(b.latency) == len(lat) {
 		d := make([]uint64, len(lat))
 		for i := range lat {
 			d[i] = lat[i] - min(lat[i], b.latency[i])

@@ -28,12 +28,12 @@ type SourceTask struct {
 	now      func() time.Time
 
 	pollBatches, polled, written, inFlight atomic.Int64
-	commitOK, commitFail, errs, dlq          atomic.Int64
-	ops                                      [5]atomic.Int64
-	events                                   atomic.Int64
-	txns                                     atomic.Int64
-	behindMs                                 atomic.Int64 // -1 = no streaming event yet
-	lastEventMs                              atomic.Int64
+	commitOK, commitFail, errs, dlq        atomic.Int64
+	ops                                    [5]atomic.Int64
+	events                                 atomic.Int64
+	txns                                   atomic.Int64
+	behindMs                               atomic.Int64 // -1 = no streaming event yet
+	lastEventMs                            atomic.Int64
 
 	txMu   sync.Mutex
 	lastTx any
@@ -42,7 +42,9 @@ type SourceTask struct {
 	latSumUs  atomic.Int64      // microseconds
 }
 
-type providerBox struct{ p connect.SourceTaskMetricsProvider }
+type providerBox struct {
+	p connect.SourceTaskMetricsProvider
+}
 
 func newSourceTask(connector string, task int, now func() time.Time) *SourceTask {
 	t := &SourceTask{Connector: connector, Task: task, now: now}

@@ -101,7 +101,7 @@
       width: width, height: 180, title: "lag, last 15 minutes",
       scales: { x: { time: true }, bytes: {}, ms: {} },
       series: [{}, { label: "lag bytes", scale: "bytes", stroke: "#3b73d9" }, { label: "behind source ms", scale: "ms", stroke: "#f0a202" }],
-      axes: [{}, { scale: "bytes", values: (u, v) => v.map(bytes) }, { scale: "ms", side: 1, grid: { show: false } }],
+      axes: [{}, { scale: "bytes", size: 80, values: (u, v) => v.map(bytes) }, { scale: "ms", side: 1, size: 60, grid: { show: false } }],
     };
     if (charts[c.name]) charts[c.name].destroy();
     charts[c.name] = new uPlot(opts, data, target);
