@@ -152,6 +152,16 @@ func (t *SourceTask) Acked(sourceTsMs int64, err error) {
 	if err != nil {
 		return
 	}
+	t.Written(sourceTsMs)
+}
+
+// Written records a record Kafka holds (acknowledged, or committed in a
+// transaction under exactly-once source): source-record-write-total, and
+// the end-to-end latency from sourceTsMs (Unix ms) when it is > 0.
+func (t *SourceTask) Written(sourceTsMs int64) {
+	if t == nil {
+		return
+	}
 	t.written.Add(1)
 	if sourceTsMs <= 0 {
 		return
