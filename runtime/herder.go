@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/metrics"
 	"github.com/connectd/connectd/internal/kafkalog"
+	"github.com/connectd/connectd/metrics"
 	"github.com/connectd/connectd/offsets"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"

@@ -66,7 +66,9 @@ func TestMetricsSnapshotQueueAndSlotLag(t *testing.T) {
 	if err := task.Commit(ctx, last.SourcePartition, last.SourceOffset); err != nil {
 		t.Fatal(err)
 	}
-	waitLag("lag falls after commit", func(m connect.SourceTaskMetrics) bool { return m.ReplicationLagBytes >= 0 && m.ReplicationLagBytes < 100_000 })
+	waitLag("lag falls after commit", func(m connect.SourceTaskMetrics) bool {
+		return m.ReplicationLagBytes >= 0 && m.ReplicationLagBytes < 100_000
+	})
 	if err := task.Stop(); err != nil {
 		t.Fatal(err)
 	}
