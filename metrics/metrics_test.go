@@ -172,10 +172,36 @@ func TestHistoryKeepsFifteenMinutes(t *testing.T) {
 	if len(h) != 181 || h[len(h)-1].T-h[0].T != (15*time.Minute).Milliseconds() {
 		t.Fatalf("%d samples spanning %d ms", len(h), h[len(h)-1].T-h[0].T)
 	}
-	if n := len(MetricNames()); n != 25 {
+	if n := len(MetricNames()); n != 30 {
 		t.Fatalf("%d metric names", n)
 	}
 }
 
 // testutilCollector picks one metric family of r for testutil.ToFloat64.
 func testutilCollector(r *Registry, name string) *gathered { return &gathered{r, name} }
+
+// The sink hooks: consumer lag per partition is exported and counts as the
+// connector's events behind (amber above 1000, the alert rule's number).
+func TestSinkTaskHooks(t *testing.T) {
+	r := New()
+	r.SetStatus(func() []ConnectorState {
+		return []ConnectorState{{Name: "jdbc", Type: "sink", State: "RUNNING", Tasks: []TaskState{{ID: 0, State: "RUNNING"}}}}
+	})
+	st := r.SinkTask("jdbc", 0)
+	st.Read(10)
+	st.Sent(8)
+	st.DeadLetter(2)
+	st.ConsumerLag("orders", 0, 700)
+	st.ConsumerLag("orders", 1, 400)
+	if got := testutil.ToFloat64(testutilCollector(r, "connectd_sink_deadletterqueue_produce_requests_total")); got != 2 {
+		t.Fatalf("DLQ %v", got)
+	}
+	n, err := testutil.GatherAndCount(r.Gatherer(), "connectd_sink_consumer_lag")
+	if err != nil || n != 2 {
+		t.Fatalf("consumer lag series %d %v", n, err)
+	}
+	c := r.Summary().Connectors[0]
+	if c.EventsBehind != 1100 || c.Written != 8 || c.DeadLetters != 2 || c.Colour != Amber {
+		t.Fatalf("sink summary %+v", c)
+	}
+}

@@ -55,6 +55,7 @@ type Registry struct {
 
 	mu      sync.Mutex
 	tasks   map[taskKey]*SourceTask
+	sinks   map[taskKey]*SinkTask
 	hist    map[string]*history
 	status  StatusFunc
 	cancel  context.CancelFunc
@@ -130,6 +131,11 @@ func (r *Registry) RemoveConnector(connector string) {
 	for k := range r.tasks {
 		if k.connector == connector {
 			delete(r.tasks, k)
+		}
+	}
+	for k := range r.sinks {
+		if k.connector == connector {
+			delete(r.sinks, k)
 		}
 	}
 	delete(r.hist, connector)
@@ -245,7 +251,8 @@ var (
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dBehind, dEventsSeen, dEventsOp, dTxns, dQueueCap, dQueueRem, dConnected, dSnapRun, dSnapDone, dSnapDur,
-		dRows, dRowsEst, dLagBytes, dRetained, dPollBatch, dPolled, dWritten, dInFlight, dCommitOK, dCommitFail, dErrors, dDLQ, dLatency, dConnStatus, dTaskStatus} {
+		dRows, dRowsEst, dLagBytes, dRetained, dPollBatch, dPolled, dWritten, dInFlight, dCommitOK, dCommitFail, dErrors, dDLQ, dLatency, dConnStatus, dTaskStatus,
+		dSinkRead, dSinkSent, dSinkErrs, dSinkDLQ, dSinkLag} {
 		ch <- d
 	}
 }
@@ -313,6 +320,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 	}
+	collectSinks(c.r, ch)
 	for _, cs := range c.r.statuses() {
 		if cs.State != "" {
 			ch <- prometheus.MustNewConstMetric(dConnStatus, prometheus.GaugeValue, 1, cs.Name, lower(cs.State))

@@ -99,6 +99,10 @@ func (r *Registry) Summary() Summary {
 	for _, s := range snaps {
 		by[s.Connector] = append(by[s.Connector], s)
 	}
+	sinks := map[string][]sinkSnapshot{}
+	for _, s := range r.sinkSnapshots() {
+		sinks[s.connector] = append(sinks[s.connector], s)
+	}
 	r.mu.Lock()
 	haveStatus := r.status != nil
 	r.mu.Unlock()
@@ -106,18 +110,18 @@ func (r *Registry) Summary() Summary {
 		// Connectors the herder knows; a deleted connector's counters stay
 		// out of the summary.
 		for _, cs := range r.statuses() {
-			out.Connectors = append(out.Connectors, r.connectorSummary(now, cs, by[cs.Name]))
+			out.Connectors = append(out.Connectors, r.connectorSummary(now, cs, by[cs.Name], sinks[cs.Name]))
 		}
 	} else {
 		for c, ts := range by {
-			out.Connectors = append(out.Connectors, r.connectorSummary(now, ConnectorState{Name: c, Type: "source"}, ts))
+			out.Connectors = append(out.Connectors, r.connectorSummary(now, ConnectorState{Name: c, Type: "source"}, ts, nil))
 		}
 	}
 	sort.Slice(out.Connectors, func(i, j int) bool { return out.Connectors[i].Name < out.Connectors[j].Name })
 	return out
 }
 
-func (r *Registry) connectorSummary(now time.Time, cs ConnectorState, tasks []TaskSnapshot) ConnectorSummary {
+func (r *Registry) connectorSummary(now time.Time, cs ConnectorState, tasks []TaskSnapshot, sinks []sinkSnapshot) ConnectorSummary {
 	c := ConnectorSummary{Name: cs.Name, Type: cs.Type, State: cs.State, Trace: cs.Trace, Tasks: []TaskSummary{}, ByOp: map[string]int64{},
 		LagBytes: -1, RetainedBytes: -1, BehindSourceMs: -1, LatencyP50Ms: -1, LatencyP99Ms: -1}
 	for _, o := range Operations {
@@ -129,6 +133,14 @@ func (r *Registry) connectorSummary(now time.Time, cs ConnectorState, tasks []Ta
 	cur := aggregate(now, tasks)
 	c.LagBytes, c.BehindSourceMs, c.EventsBehind = cur.LagBytes, cur.BehindSourceMs, cur.EventsBehind
 	c.Written, c.Errors, c.DeadLetters = cur.Written, cur.Errors, cur.DeadLetters
+	for _, sk := range sinks {
+		// A sink: consumer lag is its events behind; records put count as written.
+		c.EventsBehind += sk.lagTotal
+		c.Polled += sk.read
+		c.Written += sk.sent
+		c.Errors += sk.errs
+		c.DeadLetters += sk.dlq
+	}
 	for _, t := range tasks {
 		c.EventsSeen += t.EventsSeen
 		for o, n := range t.ByOp {

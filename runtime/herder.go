@@ -1005,6 +1005,7 @@ func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
 		return err
 	}
 	h.stopConnector(name)
+	h.metrics.RemoveConnector(name)
 	var status []kafkalog.Record
 	status = append(status, kafkalog.Record{Key: []byte(connectorStatusKey(name))})
 	for _, t := range info.Tasks {
