@@ -15,7 +15,8 @@ const (
 
 // Summary is the dashboard's and `connectd status`'s view of the worker
 // (GET /ui/api/summary). Byte and event counts are the same numbers
-// /metrics exports at the same moment.
+// /metrics exports at the same moment. States cover every connector of the
+// cluster; counts cover the tasks that run on this worker.
 type Summary struct {
 	GeneratedAt int64              `json:"generated_at"` // Unix ms
 	Thresholds  SummaryThresholds  `json:"thresholds"`
