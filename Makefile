@@ -4,7 +4,7 @@ SHELL   := /bin/bash
 GO      ?= go
 BIN     := bin/connectd
 
-.PHONY: all build demo test setup setup-demo bench vet clean
+.PHONY: all build demo test setup setup-demo bench vet clean screenshot
 
 all: build
 
@@ -35,6 +35,12 @@ bench: setup-demo build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./bench/postgres --connectd $(BIN)
 	$(GO) run ./bench/jdbc
+
+# A PNG of the dashboard (/ui) while a connector streams from a real
+# PostgreSQL, taken by headless Chromium in the dashboard's browser test.
+screenshot: setup
+	CONNECTD_SCREENSHOT=$(CURDIR)/dashboard.png $(GO) test -count=1 -run '^TestDashboardInChromium$$' ./integration/
+	@echo "wrote dashboard.png"
 
 clean:
 	rm -rf bin

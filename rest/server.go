@@ -98,6 +98,7 @@ func New(w *runtime.Worker, plugins *connect.Plugins) (*Server, error) {
 	e.GET("/admin/loggers", s.listLoggers)
 	e.GET("/admin/loggers/:logger", s.getLogger)
 	e.PUT("/admin/loggers/:logger", s.setLogger)
+	s.routeObservability(e)
 	return s, nil
 }
 

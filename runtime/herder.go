@@ -16,6 +16,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/kafkalog"
+	"github.com/connectd/connectd/metrics"
 	"github.com/connectd/connectd/offsets"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -137,6 +138,9 @@ type Herder struct {
 
 	flushInt, flushTO time.Duration
 
+	// metrics is the worker's monitoring state (metrics.go).
+	metrics *metrics.Registry
+
 	mu         sync.Mutex
 	connectors map[string]*connectorState
 	running    map[string]*runningConnector
@@ -185,6 +189,10 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		restURL:     cfg.RESTScheme() + "://" + workerID,
 	}
 	h.brokers = brokers
+	var err error
+	if h.metrics, err = newMetrics(cfg); err != nil {
+		return nil, err
+	}
 	switch eos := strings.ToLower(strings.TrimSpace(cfg.Get("exactly.once.source.support"))); eos {
 	case "enabled":
 		h.exactlyOnce = true
@@ -259,6 +267,7 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		return nil, err
 	}
 	h.topics = newTopicCreator(kadm.NewClient(h.admin))
+	h.startMetrics()
 	h.wg.Add(1)
 	go h.reconcileLoop()
 	// The first assignment reconciles every connector (onAssigned).
@@ -325,6 +334,7 @@ func (h *Herder) Close() {
 		}
 	}
 	h.wg.Wait()
+	h.metrics.Close()
 	h.mu.Lock()
 	names := make([]string, 0, len(h.running))
 	for n := range h.running {
@@ -890,6 +900,7 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.Connect
 			gate:     rt.gate,
 			onTopic:  func(topic string) { h.recordActiveTopic(id, topic) },
 			logger:   logger,
+			metrics:  h.metrics.SourceTask(id.Connector, id.Task),
 		}
 		if err := h.configureTaskClients(w, connCfg); err != nil {
 			return nil, err
@@ -1098,6 +1109,7 @@ func (h *Herder) DeleteConnector(ctx context.Context, name string) error {
 		return err
 	}
 	h.stopConnector(name)
+	h.metrics.RemoveConnector(name)
 	var status []kafkalog.Record
 	status = append(status, kafkalog.Record{Key: []byte(connectorStatusKey(name))})
 	for _, t := range info.Tasks {

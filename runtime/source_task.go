@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/metrics"
 	"github.com/connectd/connectd/offsets"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -79,6 +80,9 @@ type workerSourceTask struct {
 	// progressed is set once a record of this run was acknowledged by
 	// Kafka: a retry streak ends there (retry.go).
 	progressed atomic.Bool
+
+	// metrics receives the task's counters (metrics package); nil = none.
+	metrics *metrics.SourceTask
 }
 
 type offsetReader struct {
@@ -128,6 +132,9 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 			// A panic in one task fails that task only (invariant 6).
 			err = fmt.Errorf("task panicked: %v\n%s", r, debug.Stack())
 		}
+		if err != nil {
+			w.metrics.Error()
+		}
 		if stopErr := w.task.Stop(); stopErr != nil {
 			w.log.Warn("task stop", "task", w.id, "err", stopErr)
 		}
@@ -149,6 +156,7 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	w.metrics.Attach(w.task)
 	if err := w.task.Start(ctx, tc, w.cfg); err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return nil
@@ -216,6 +224,7 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 			}
 			return &TaskError{Task: w.id, Stage: StageTaskPoll, Err: err}
 		}
+		w.metrics.Polled(len(recs))
 		for _, rec := range recs {
 			if err := w.send(ctx, rec); err != nil {
 				if ctx.Err() != nil {
@@ -228,6 +237,7 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 }
 
 func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord) error {
+	sourceTs := w.metrics.Event(rec)
 	rec, err := w.transform(rec)
 	if err != nil {
 		return err
@@ -240,7 +250,9 @@ func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord) 
 		return err
 	}
 	sr := w.submitted.submit(rec.SourcePartition, rec.SourceOffset)
+	w.metrics.Sent()
 	w.producer.Produce(ctx, kr, func(_ *kgo.Record, err error) {
+		w.metrics.Acked(sourceTs, err)
 		if err != nil {
 			w.produceErrOnce.Do(func() {
 				w.produceErr <- &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: fmt.Errorf("producing to %s: %w", rec.Topic, err)}
@@ -325,8 +337,10 @@ func (w *workerSourceTask) flush(ctx context.Context) error {
 		entries[i] = offsets.Entry{Connector: w.id.Connector, Partition: po.partition, Offset: po.offset}
 	}
 	if err := w.store.Put(ctx, entries); err != nil {
+		w.metrics.OffsetCommit(err)
 		return fmt.Errorf("storing offsets: %w", err)
 	}
+	w.metrics.OffsetCommit(nil)
 	for _, po := range offs {
 		// The offset is durable and every record up to it is acknowledged:
 		// only now may the task confirm the position upstream (invariant 1).

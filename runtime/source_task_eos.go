@@ -67,6 +67,7 @@ func (w *workerSourceTask) pollTransactional(ctx context.Context) error {
 			}
 			return &TaskError{Task: w.id, Stage: StageTaskPoll, Err: err}
 		}
+		w.metrics.Polled(len(recs))
 		if len(recs) == 0 {
 			continue
 		}
@@ -102,7 +103,9 @@ func (w *workerSourceTask) commitTransaction(ctx context.Context, recs []*connec
 	var order []string
 	last := map[string]offsets.Entry{}
 	topics := map[string]bool{}
+	var sourceTs []int64 // of the produced records, for metrics once committed
 	for _, rec := range recs {
+		ts := w.metrics.Event(rec)
 		out, err := w.transform(rec)
 		if err != nil {
 			w.abort()
@@ -116,6 +119,7 @@ func (w *workerSourceTask) commitTransaction(ctx context.Context, recs []*connec
 			}
 			w.txn.Produce(ctx, kr, promise)
 			topics[out.Topic] = true
+			sourceTs = append(sourceTs, ts)
 		}
 		if rec.SourcePartition == nil {
 			continue
@@ -152,6 +156,10 @@ func (w *workerSourceTask) commitTransaction(ctx context.Context, recs []*connec
 		return &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: fmt.Errorf("committing the transaction of %d record(s): %w", len(recs), err)}
 	}
 	w.progressed.Store(true)
+	w.metrics.OffsetCommit(nil)
+	for _, ts := range sourceTs {
+		w.metrics.Written(ts)
+	}
 	for t := range topics {
 		w.recordActiveTopic(t)
 	}

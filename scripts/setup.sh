@@ -4,7 +4,8 @@
 # everything is there already (so a second run downloads nothing).
 #   scripts/setup.sh demo   PostgreSQL 15 server binaries, Go modules
 #   scripts/setup.sh test   the above + MariaDB server (row binlog tests), Java 17 +
-#                           Maven and the Apache Kafka broker jars (scripts/kafka.sh)
+#                           Maven and the Apache Kafka broker jars (scripts/kafka.sh),
+#                           Chromium (dashboard browser test), promtool (alert rules)
 set -euo pipefail
 mode=${1:-test}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
@@ -16,6 +17,10 @@ if [ "$mode" = test ]; then
   # A real Apache Kafka broker (KRaft) for the integration tests: Java + Maven.
   command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jre-headless)
   command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
+  # The dashboard's browser test (integration/metrics_test.go) and make screenshot.
+  command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+  # promtool checks and unit-tests the alert rules under deploy/.
+  command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -27,7 +32,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
   # The packages start system services we do not use: tests start their own.
-  for svc in postgresql mariadb; do
+  for svc in postgresql mariadb prometheus; do
     (service "$svc" stop >/dev/null 2>&1 || true)
   done
 fi

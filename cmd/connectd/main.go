@@ -40,10 +40,12 @@ func main() {
 		err = run(args)
 	case "topics":
 		err = topics(args)
+	case "status":
+		err = status(args)
 	case "version":
 		fmt.Printf("connectd %s (Kafka Connect REST API %s)\n", rest.Commit, rest.Version)
 	default:
-		err = fmt.Errorf("unknown command %q (want run, topics, version)", cmd)
+		err = fmt.Errorf("unknown command %q (want run, topics, status, version)", cmd)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "connectd:", err)

@@ -46,6 +46,7 @@ type Task struct {
 	parser  *parser.Parser          // DDL parser; reader goroutine only
 	history *schemaHistory          // nil without schema.history.internal.kafka.topic
 	log     *slog.Logger
+	lag     binlogLag // binlog bytes behind the server, for Metrics (metrics.go)
 }
 
 var _ connect.SourceTask = (*Task)(nil)
@@ -90,6 +91,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	t.partition = map[string]any{"server": t.cfg.topicPrefix}
 	t.records = make(chan *connect.SourceRecord, t.cfg.maxQueueSize)
 	t.done = make(chan struct{})
+	t.lag.ready.Store(true)
 	t.schemas = map[string]*tableSchema{}
 	t.catalog = catalog{}
 	t.parser = parser.New()
@@ -205,6 +207,9 @@ func (t *Task) binlogPosition() (offset, error) {
 // run is the reader goroutine.
 func (t *Task) run(ctx context.Context, p plan) {
 	defer close(t.done)
+	lagCtx, stopLag := context.WithCancel(ctx)
+	lagDone := t.startBinlogLag(lagCtx, p)
+	defer func() { stopLag(); <-lagDone }()
 	err := func() error {
 		start := p.start
 		if p.snapshot || p.schema {
@@ -255,7 +260,10 @@ func (t *Task) readerErr() error {
 // MariaDB keep no position for the connector, so there is nothing to
 // confirm (DESIGN.md invariant 1 holds because a restart reads the stored
 // offset only).
-func (t *Task) Commit(ctx context.Context, partition, off map[string]any) error { return nil }
+func (t *Task) Commit(ctx context.Context, partition, off map[string]any) error {
+	t.committed(off) // for the lag in bytes (metrics.go)
+	return nil
+}
 
 // Stop ends the reader and closes the connections. Safe after a failed Start.
 func (t *Task) Stop() error {

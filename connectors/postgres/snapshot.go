@@ -409,12 +409,29 @@ type snapshotProgress struct {
 	running   bool
 	completed bool
 	tables    []*tableCounter
+	startedAt time.Time // of the latest snapshot
+	endedAt   time.Time // zero while it runs
+}
+
+// duration is how long the latest snapshot ran so far, or took (Debezium's
+// SnapshotDurationInSeconds); zero when none ran.
+func (p *snapshotProgress) duration() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.startedAt.IsZero():
+		return 0
+	case p.endedAt.IsZero():
+		return time.Since(p.startedAt)
+	}
+	return p.endedAt.Sub(p.startedAt)
 }
 
 func (p *snapshotProgress) start(tables []*snapshotTable) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.running, p.completed = true, false
+	p.startedAt, p.endedAt = time.Now(), time.Time{}
 	p.tables = p.tables[:0]
 	for _, st := range tables {
 		p.tables = append(p.tables, st.counter)
@@ -425,6 +442,7 @@ func (p *snapshotProgress) finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.running, p.completed = false, true
+	p.endedAt = time.Now()
 }
 
 func (p *snapshotProgress) rows() int64 {

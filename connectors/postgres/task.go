@@ -59,6 +59,7 @@ type Task struct {
 	slotBusyWait        time.Duration // how long Start waits for a slot another backend holds
 	started             bool          // Start succeeded (Stop may drop the slot)
 	beforeSnapshot      func()        // tests: runs when the snapshot starts, before any reader transaction
+	lag                 slotLag       // the slot's lag in bytes, for Metrics (metrics.go)
 }
 
 var _ connect.SourceTask = (*Task)(nil)
@@ -124,6 +125,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	t.partition = map[string]any{"server": t.cfg.topicPrefix}
 	t.records = make(chan *connect.SourceRecord, t.cfg.maxQueueSize)
 	t.done = make(chan struct{})
+	t.lag.ready.Store(true)
 	defer func() {
 		if err != nil {
 			t.closeConns()
@@ -142,6 +144,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	if err := t.checkServer(ctx); err != nil {
 		return err
 	}
+	t.lag.cfg = pc.Copy()
 	rc := pc.Config.Copy()
 	rc.RuntimeParams["replication"] = "database"
 	// A cancelled receive must only interrupt the read (deadline), not send a
@@ -532,6 +535,9 @@ func (t *Task) dropSlot() error {
 // run is the reader goroutine.
 func (t *Task) run(ctx context.Context, p plan) {
 	defer close(t.done)
+	lagCtx, stopLag := context.WithCancel(ctx)
+	lagDone := t.startSlotLag(lagCtx, p)
+	defer func() { stopLag(); <-lagDone }()
 	err := func() error {
 		if p.snapshot {
 			if err := t.snapshot(ctx, p); err != nil {

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/connectd/connectd/metrics"
+	"github.com/connectd/connectd/rest"
+	"github.com/connectd/connectd/runtime"
+)
+
+// status prints the dashboard's summary (GET /ui/api/summary) of the worker
+// at --url, or at the listeners of the worker properties.
+func status(args []string) error {
+	fs, cfgPath, over := workerFlags("status")
+	url := fs.String("url", "", "REST URL of the worker (default: from listeners)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	base := strings.TrimRight(*url, "/")
+	if base == "" {
+		cfg, err := runtime.LoadWorkerConfig(*cfgPath, os.Environ(), *over)
+		if err != nil {
+			return err
+		}
+		addr, err := cfg.RESTAddr()
+		if err != nil {
+			return err
+		}
+		base = cfg.RESTScheme() + "://" + addr
+	}
+	cl := &http.Client{Timeout: 10 * time.Second}
+	resp, err := cl.Get(base + rest.SummaryPath)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status: GET %s%s: %s", base, rest.SummaryPath, resp.Status)
+	}
+	var s metrics.Summary
+	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil {
+		return fmt.Errorf("status: decoding the summary: %w", err)
+	}
+	return s.WriteText(os.Stdout)
+}

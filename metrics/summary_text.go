@@ -1,0 +1,73 @@
+package metrics
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteText prints the summary as `connectd status` shows it: one row per
+// connector (state, colour, tasks, counts, lag, throughput, latency,
+// errors), then the reason for a non-green colour, snapshot progress and
+// the first line of each failure trace.
+func (s Summary) WriteText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONNECTOR\tSTATE\tCOLOUR\tTASKS\tEVENTS\tWRITTEN\tLAG BYTES\tRETAINED\tBEHIND MS\tEVENTS BEHIND\tREC/S\tP50 MS\tP99 MS\tERRORS\tDLQ")
+	na := func(v int64) string {
+		if v < 0 {
+			return "-"
+		}
+		return fmt.Sprint(v)
+	}
+	naf := func(v float64) string {
+		if v < 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f", v)
+	}
+	for _, c := range s.Connectors {
+		var ts []string
+		for _, t := range c.Tasks {
+			ts = append(ts, fmt.Sprintf("%d:%s", t.ID, t.State))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%d\t%.1f\t%s\t%s\t%d\t%d\n", c.Name, c.State, c.Colour, strings.Join(ts, ","),
+			c.EventsSeen, c.Written, na(c.LagBytes), na(c.RetainedBytes), na(c.BehindSourceMs), c.EventsBehind, c.ThroughputPerSec,
+			naf(c.LatencyP50Ms), naf(c.LatencyP99Ms), c.Errors, c.DeadLetters)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, c := range s.Connectors {
+		if c.Reason != "" {
+			fmt.Fprintf(w, "%s: %s: %s\n", c.Name, c.Colour, c.Reason)
+		}
+		if sn := c.Snapshot; sn != nil {
+			state := "completed"
+			if sn.Running {
+				state = "running"
+			}
+			fmt.Fprintf(w, "%s: snapshot %s (%.1f s)\n", c.Name, state, float64(sn.DurationMs)/1000)
+			for _, t := range sn.Tables {
+				est := "?"
+				if t.EstimatedRows >= 0 {
+					est = fmt.Sprint(t.EstimatedRows)
+				}
+				fmt.Fprintf(w, "  %s: %d / %s rows\n", t.Table, t.RowsScanned, est)
+			}
+		}
+		traces := []string{c.Trace}
+		for _, t := range c.Tasks {
+			traces = append(traces, t.Trace)
+		}
+		for _, tr := range traces {
+			if tr != "" {
+				fmt.Fprintf(w, "%s: trace: %s\n", c.Name, strings.SplitN(tr, "\n", 2)[0])
+			}
+		}
+	}
+	if len(s.Connectors) == 0 {
+		fmt.Fprintln(w, "no connectors")
+	}
+	return nil
+}
