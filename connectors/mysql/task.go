@@ -317,7 +317,7 @@ func (t *Task) tableSchema(conn *client.Conn, db, name string) (*tableSchema, er
 		}
 		t.catalog[id] = tb
 	}
-	ts := newTableSchema(t.cfg.topicPrefix, t.flavor, tb, t.cfg.modes)
+	ts := newTableSchema(t.cfg.topicPrefix, t.flavor, tb, t.cfg.modes, t.cfg.rules)
 	t.schemas[id] = ts
 	return ts, nil
 }
