@@ -30,10 +30,13 @@ vet:
 	$(GO) vet ./...
 
 # Benchmarks: Go micro-benchmarks, then the PostgreSQL connector end to end
-# against COPY / pg_recvlogical measured in the same run (ratios printed).
+# against COPY / pg_recvlogical, and the MariaDB connector against the
+# mariadb client / mariadb-binlog --verbose, measured in the same run
+# (ratios printed).
 bench: setup-demo build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./bench/postgres --connectd $(BIN)
+	$(GO) run ./bench/mysql --connectd $(BIN)
 
 clean:
 	rm -rf bin
