@@ -5,12 +5,14 @@
 //
 //   - snapshot of -rows rows (10 columns) vs the mariadb client reading the
 //     same SELECT * to /dev/null;
+//
 //   - -events binlog row events (INSERTs of -per-tx rows per transaction)
 //     streamed from a backlog, vs mariadb-binlog --verbose decoding the
 //     same binlog files to /dev/null;
+//
 //   - peak RSS (VmHWM) of the connectd process in each run.
 //
-//	go run ./bench/mysql [-connectd bin/connectd] [-rows 1000000] [-events 1000000] [-per-tx 100]
+//     go run ./bench/mysql [-connectd bin/connectd] [-rows 1000000] [-events 1000000] [-per-tx 100] [-config k=v,…]
 //
 // Each line gives the rate, the reference's rate and their ratio, and the
 // load average before and after (the machine may be shared: compare ratios
@@ -44,6 +46,7 @@ var (
 	rows   = flag.Int("rows", 1_000_000, "rows in the snapshot table (10 columns)")
 	events = flag.Int("events", 1_000_000, "row events in the streaming backlog")
 	perTx  = flag.Int("per-tx", 100, "rows per INSERT transaction in the backlog")
+	extra  = flag.String("config", "", "extra connector configuration, k=v[,k=v…] (e.g. max.queue.size=2048)")
 )
 
 func main() {
@@ -119,6 +122,19 @@ func (d *daemon) stop() {
 	<-d.done
 }
 
+// cpu returns the process's user+system CPU time so far.
+func (d *daemon) cpu() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // fields from 3 (state) on
+	ut, _ := strconv.ParseInt(f[11], 10, 64)                 // utime, field 14
+	st, _ := strconv.ParseInt(f[12], 10, 64)                 // stime, field 15
+	return time.Duration(ut+st) * time.Second / 100          // USER_HZ = 100 on Linux
+}
+
 // peakRSS returns the process's VmHWM in MiB.
 func (d *daemon) peakRSS() float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
@@ -182,12 +198,18 @@ func (d *daemon) waitCount(topic string, n int64, timeout time.Duration) error {
 }
 
 func connector(m *testenv.MariaDB, table, mode string) map[string]string {
-	return map[string]string{
+	cfg := map[string]string{
 		"connector.class":   "io.debezium.connector.mariadb.MariaDbConnector",
 		"database.hostname": m.Host, "database.port": fmt.Sprint(m.Port), "database.user": m.User,
 		"database.password": m.Password, "database.server.id": "5400", "topic.prefix": "bench",
 		"database.include.list": "bench", "table.include.list": "bench." + table, "snapshot.mode": mode,
 	}
+	for _, kv := range strings.Split(*extra, ",") {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			cfg[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+	}
+	return cfg
 }
 
 func loadavg() string {
@@ -239,6 +261,7 @@ FROM seq_1_to_%d;`, *rows)); err != nil {
 	}
 	defer d.stop()
 	before := loadavg()
+	cpu0 := d.cpu()
 	start = time.Now()
 	if err := d.create("snap", connector(m, "snap_t", "initial_only")); err != nil {
 		return err
@@ -247,7 +270,8 @@ FROM seq_1_to_%d;`, *rows)); err != nil {
 		return err
 	}
 	report("snapshot JSON", *rows, time.Since(start), "mariadb SELECT * >/dev/null", refD,
-		fmt.Sprintf("peak RSS %.0f MiB; loadavg %s → %s", d.peakRSS(), before, loadavg()))
+		fmt.Sprintf("connectd CPU %.1f µs/row; peak RSS %.0f MiB; loadavg %s → %s",
+			float64((d.cpu()-cpu0).Microseconds())/float64(*rows), d.peakRSS(), before, loadavg()))
 	return nil
 }
 
@@ -322,16 +346,17 @@ func benchStream(ctx context.Context, m *testenv.MariaDB) error {
 	if err != nil {
 		return err
 	}
+	cpu0 := d.cpu()
 	start = time.Now()
 	if err := d.waitCount("bench.bench.stream_t", int64(n), 20*time.Minute); err != nil {
 		d.stop()
 		return err
 	}
 	ourD := time.Since(start)
-	rss := d.peakRSS()
+	rss, cpu := d.peakRSS(), d.cpu()-cpu0
 	d.stop()
 	report(fmt.Sprintf("stream %d-row txns JSON", *perTx), n, ourD, "mariadb-binlog --verbose", refD,
-		fmt.Sprintf("peak RSS %.0f MiB; %d binlog files; backlog made in %.1fs; loadavg %s → %s", rss, len(files), genD.Seconds(), before, loadavg()))
+		fmt.Sprintf("connectd CPU %.1f µs/event; peak RSS %.0f MiB; %d binlog files; backlog made in %.1fs; loadavg %s → %s", float64(cpu.Microseconds())/float64(n), rss, len(files), genD.Seconds(), before, loadavg()))
 	return nil
 }
 
