@@ -30,11 +30,14 @@ vet:
 	$(GO) vet ./...
 
 # Benchmarks: Go micro-benchmarks, then the PostgreSQL connector end to end
-# against COPY / pg_recvlogical measured in the same run (ratios printed).
-bench: setup-demo build
+# against COPY / pg_recvlogical, and the MariaDB connector against the
+# mariadb client / mariadb-binlog --verbose, measured in the same run
+# (ratios printed).
+bench: setup build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./bench/postgres --connectd $(BIN)
 	$(GO) run ./bench/jdbc
+	$(GO) run ./bench/mysql --connectd $(BIN)
 
 # A PNG of the dashboard (/ui) while a connector streams from a real
 # PostgreSQL, taken by headless Chromium in the dashboard's browser test.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-mysql-org/go-mysql/client"
 
+	"github.com/connectd/connectd/connectors/internal/columns"
 	"github.com/connectd/connectd/connectors/internal/relational"
 )
 
@@ -56,6 +57,25 @@ func (c *column) dbzLength() int {
 		return len(strings.Join(c.options, ","))
 	}
 	return 0
+}
+
+// source describes the column as Debezium's table model does, for
+// column.propagate.source.type / datatype.propagate.source.type and the
+// length a hashed value is cut to: type name as Debezium's DDL parser
+// names it ("INT UNSIGNED"), length (dbzLength), scale of DECIMAL/NUMERIC.
+func (c *column) source() columns.Source {
+	s := columns.Source{Name: c.Name, TypeName: strings.ToUpper(c.dataType), Length: c.dbzLength()}
+	if c.unsigned {
+		s.TypeName += " UNSIGNED"
+	}
+	if s.Length == 0 {
+		s.Length = -1
+	}
+	if c.dataType == "decimal" || c.dataType == "numeric" {
+		sc := c.scale
+		s.Scale = &sc
+	}
+	return s
 }
 
 // table is a captured table's structure.

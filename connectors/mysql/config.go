@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/columns"
 	"github.com/connectd/connectd/connectors/internal/heartbeat"
 )
 
@@ -56,6 +57,17 @@ const (
 	KeyConnectTimeoutMs        = "connect.timeout.ms"
 	KeySkipUnparseableDDL      = "schema.history.internal.skip.unparseable.ddl"
 	KeyStoreOnlyCapturedTables = "schema.history.internal.store.only.captured.tables.ddl"
+	KeyStoreOnlyCapturedDBs    = "schema.history.internal.store.only.captured.databases.ddl"
+	KeySkippedOperations       = "skipped.operations"
+
+	// Column keys shared with the PostgreSQL connector (connectors/internal/columns);
+	// column.mask.with.N.chars, column.truncate.to.N.chars and
+	// column.mask.hash.<algorithm>.with.salt.<salt> carry their parameters in the name.
+	KeyColumnIncludeList     = columns.KeyColumnIncludeList
+	KeyColumnExcludeList     = columns.KeyColumnExcludeList
+	KeyMessageKeyColumns     = columns.KeyMessageKeyColumns
+	KeyColumnPropagateType   = columns.KeyColumnPropagateType
+	KeyDatatypePropagateType = columns.KeyDatatypePropagateType
 )
 
 // Snapshot modes (snapshot.mode); schema_only and schema_only_recovery are
@@ -189,7 +201,31 @@ func buildDef(f flavor) *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: KeySkipUnparseableDDL, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "History Storage",
 			Doc: "Whether DDL that cannot be parsed is skipped instead of failing the task."}).
 		Define(connect.ConfigKey{Name: KeyStoreOnlyCapturedTables, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "History Storage",
-			Doc: "Whether only DDL of captured tables is stored in the schema history."}).
+			Doc: "Whether only DDL of captured tables (database.* and table.* filters) is stored in the schema history while streaming; DDL of other tables, and statements naming no table run in a database not captured, are left out. A table added to the filters later then has no structure in the history."}).
+		Define(connect.ConfigKey{Name: KeyStoreOnlyCapturedDBs, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "History Storage",
+			Doc: "Whether only DDL of captured databases (database.include.list / database.exclude.list) is stored in the schema history while streaming; false: DDL of every database. The snapshot records the captured tables only, whatever the setting."}).
+		Define(connect.ConfigKey{Name: KeySkippedOperations, Type: connect.TypeList, Default: connect.Str("t"), Importance: connect.Low, Group: "Connector",
+			Doc: "Operations not emitted while streaming: c (insert), u (update), d (delete), t (truncate; connectd emits no truncate events for MySQL), or none. Snapshot reads are always emitted. Skipped row events still advance the offset.",
+			Validator: func(v string) string {
+				for _, op := range splitList(v) {
+					switch strings.ToLower(op) {
+					case "c", "u", "d", "t", "none":
+					default:
+						return fmt.Sprintf("Invalid operation %q: must be one of c, u, d, t, none", op)
+					}
+				}
+				return ""
+			}}).
+		Define(connect.ConfigKey{Name: KeyColumnIncludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+			Doc: "Regular expressions (anchored, case-sensitive) matched against <database>.<table>.<column>: only matching columns are in change events.", Validator: columnRegexList}).
+		Define(connect.ConfigKey{Name: KeyColumnExcludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+			Doc: "Regular expressions matched against <database>.<table>.<column> of columns left out of change events (only without column.include.list).", Validator: columnRegexList}).
+		Define(connect.ConfigKey{Name: KeyColumnPropagateType, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Low, Group: "Filters",
+			Doc: "Regular expressions matched against <database>.<table>.<column>: the field schema gets the __debezium.source.column.type, .length (when the column has one), .scale (DECIMAL) and .name parameters.", Validator: columnRegexList}).
+		Define(connect.ConfigKey{Name: KeyDatatypePropagateType, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Low, Group: "Filters",
+			Doc: "Regular expressions matched against <database>.<table>.<TYPE>, TYPE as Debezium names it (INT, INT UNSIGNED, VARCHAR, DATETIME, …): the same parameters as column.propagate.source.type.", Validator: columnRegexList}).
+		Define(connect.ConfigKey{Name: KeyMessageKeyColumns, Type: connect.TypeString, Default: connect.Str(""), Importance: connect.Low, Group: "Filters",
+			Doc: "Custom message keys: <table regex>:<column>[,<column>…] entries separated by ';'; the key of a matching table is made of those columns, in the order listed."}).
 		Define(connect.ConfigKey{Name: KeyGTIDSourceIncludes, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
 			Doc: "Regular expressions (anchored, case-insensitive) of GTID sources (MySQL server UUIDs, MariaDB <domain>-<server>) whose GTIDs the offset keeps and a restart resumes from; the server's current position is used for the others.", Validator: regexList}).
 		Define(connect.ConfigKey{Name: KeyGTIDSourceExcludes, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
@@ -244,18 +280,28 @@ func buildDef(f flavor) *connect.ConfigDef {
 			Doc: "Time in ms to wait for a connection to the server.", Validator: positiveInt})
 }
 
-func splitList(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
+var splitList = columns.SplitList
+
+func columnRegexList(v string) string {
+	if _, err := columns.CompileList(v); err != nil {
+		return err.Error()
 	}
-	return out
+	return ""
 }
 
 func validate(f flavor, cfg map[string]string) []connect.ConfigError {
 	errs := configDef(f).Validate(cfg)
+	if _, err := columns.Parse(cfg); err != nil {
+		// the mask/truncate/hash keys and message.key.columns
+		key, _, _ := strings.Cut(err.Error(), ":")
+		dup := false
+		for _, e := range errs {
+			dup = dup || e.Key == key // already reported by the key's validator
+		}
+		if !dup {
+			errs = append(errs, connect.ConfigError{Key: key, Message: err.Error()})
+		}
+	}
 	connect.SortErrors(errs)
 	return errs
 }
@@ -285,6 +331,10 @@ type config struct {
 	historyTopic         string
 	historyBrokers       []string
 	skipUnparseableDDL   bool
+	storeOnlyTables      bool // schema.history.internal.store.only.captured.tables.ddl
+	storeOnlyDBs         bool // schema.history.internal.store.only.captured.databases.ddl
+	rules                *columns.Rules
+	skipped              skippedOps
 	includeSchemaChanges bool
 	lockingMode          string
 	tombstonesOnDelete   bool
@@ -337,11 +387,26 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 		heartbeatIntervalMs: p.Int(KeyHeartbeatIntervalMs), heartbeatQuery: p.String(KeyHeartbeatActionQuery),
 		heartbeatTopic: heartbeat.Topic(p.String(KeyHeartbeatTopicPrefix), p.String(KeyTopicPrefix)),
 	}
+	c.storeOnlyTables, c.storeOnlyDBs = p.Bool(KeyStoreOnlyCapturedTables), p.Bool(KeyStoreOnlyCapturedDBs)
+	c.rules, _ = columns.Parse(cfg)
+	for _, op := range p.List(KeySkippedOperations) {
+		if op = strings.ToLower(op); op == "none" {
+			c.skipped = skippedOps{}
+			break
+		}
+		c.skipped[op[0]] = true
+	}
 	if m := strings.ToLower(p.String(KeySnapshotMode)); m == "schema_only" || m == "schema_only_recovery" {
 		c.snapshotModeAlias = m
 	}
 	return c, nil
 }
+
+// skippedOps says which envelope ops are not emitted (skipped.operations),
+// indexed by the op's letter.
+type skippedOps [128]bool
+
+func (s *skippedOps) skip(op string) bool { return len(op) == 1 && op[0] < 128 && s[op[0]] }
 
 func matchAny(res []*regexp.Regexp, s string) bool {
 	for _, re := range res {

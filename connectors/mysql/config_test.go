@@ -34,6 +34,21 @@ func TestConfigValidation(t *testing.T) {
 		{KeyHeartbeatIntervalMs, "1000", ""},
 		{KeyHeartbeatIntervalMs, "-1", "Invalid value -1 for configuration heartbeat.interval.ms: must be a non-negative integer"},
 		{KeyHeartbeatIntervalMs, "soon", "heartbeat.interval.ms"},
+		// column keys (connectors/internal/columns) and skipped.operations,
+		// values from Debezium's MySQL connector documentation
+		{KeyColumnExcludeList, "inventory.customers.email,inventory.orders.x.*", ""},
+		{KeyColumnIncludeList, "inventory.(", "invalid regular expression \"inventory.(\""},
+		{KeyDatatypePropagateType, ".+\\.DATETIME", ""},
+		{KeyMessageKeyColumns, "inventory.customers:pk1,pk2;(.*).purchaseorders:pk3,pk4", ""},
+		{KeyMessageKeyColumns, "inventory.customers", "message.key.columns: \"inventory.customers\" is not <table>:<column>"},
+		{"column.mask.hash.SHA-256.with.salt.CzQMA0cB5K", "inventory.orders.customerName", ""},
+		{"column.mask.hash.NOPE-1.with.salt.x", "a.b.c", "unsupported hash algorithm \"NOPE-1\""},
+		{"column.truncate.to.20.chars", "a.b.(", "column.truncate.to.20.chars: invalid regular expression"},
+		{KeySkippedOperations, "c,u", ""},
+		{KeySkippedOperations, "none", ""},
+		{KeySkippedOperations, "r", "Invalid operation \"r\": must be one of c, u, d, t, none"},
+		{KeyStoreOnlyCapturedDBs, "true", ""},
+		{KeyStoreOnlyCapturedDBs, "maybe", "schema.history.internal.store.only.captured.databases.ddl"},
 	}
 	for _, c := range cases {
 		cfg := map[string]string{}
@@ -55,12 +70,20 @@ func TestConfigValidation(t *testing.T) {
 		}
 	}
 	p, err := parseConfig(flavorMariaDB, map[string]string{KeyHostname: "h", KeyUser: "u", KeyServerID: "1", KeyTopicPrefix: "srv",
-		KeyDecimalHandlingMode: "String", KeyBinaryHandlingMode: "HEX", KeyBigintUnsignedMode: "precise", KeyHeartbeatIntervalMs: "250"})
+		KeyDecimalHandlingMode: "String", KeyBinaryHandlingMode: "HEX", KeyBigintUnsignedMode: "precise", KeyHeartbeatIntervalMs: "250",
+		KeySkippedOperations: "U,d"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := valueModes{decimal: "string", time: "adaptive_time_microseconds", bigintPrecise: true, binary: "hex"}
 	if p.modes != want || p.heartbeatIntervalMs != 250 || p.heartbeatTopic != "__debezium-heartbeat.srv" {
 		t.Errorf("parsed %+v, heartbeat %d %q", p.modes, p.heartbeatIntervalMs, p.heartbeatTopic)
+	}
+	if p.skipped.skip("c") || !p.skipped.skip("u") || !p.skipped.skip("d") || p.skipped.skip("t") || p.storeOnlyDBs || p.storeOnlyTables {
+		t.Errorf("skipped.operations=U,d parsed as c=%v u=%v d=%v t=%v; store only dbs %v tables %v",
+			p.skipped.skip("c"), p.skipped.skip("u"), p.skipped.skip("d"), p.skipped.skip("t"), p.storeOnlyDBs, p.storeOnlyTables)
+	}
+	if d, _ := parseConfig(flavorMariaDB, base); !d.skipped.skip("t") || d.skipped.skip("u") {
+		t.Errorf("default skipped.operations is Debezium's \"t\"")
 	}
 }

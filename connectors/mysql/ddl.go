@@ -30,9 +30,10 @@ type catalog map[string]*table
 
 // applyDDL parses one DDL statement (the text of a binlog query event, run
 // in database defaultDB) with the TiDB parser go-mysql uses and applies it
-// to the catalog. It returns the changes to tables of which include says
-// they are captured, and whether the statement is DDL (which the schema
-// history keeps; GRANT, FLUSH, … are not). Statements that change no table
+// to the catalog. include is called for every table the statement names;
+// applyDDL returns the changes to tables of which include says they are
+// captured, and whether the statement is DDL (which the schema history
+// keeps; GRANT, FLUSH, … are not). Statements that change no table
 // structure return no change and no error.
 func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(db, name string) bool) (_ []tableChange, isDDL bool, _ error) {
 	stmts, _, err := p.Parse(ddl, "", "")
@@ -46,10 +47,12 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 	}
 	var out []tableChange
 	qual := func(tn *ast.TableName) (string, string) {
+		db := defaultDB
 		if tn.Schema.O != "" {
-			return tn.Schema.O, tn.Name.O
+			db = tn.Schema.O
 		}
-		return defaultDB, tn.Name.O
+		include(db, tn.Name.O) // every table named, known or not (schema history filters)
+		return db, tn.Name.O
 	}
 	add := func(typ, db, name string, t *table) {
 		if include(db, name) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/columns"
 	"github.com/connectd/connectd/connectors/internal/envelope"
 )
 
@@ -21,12 +22,23 @@ type tableSchema struct {
 	keyIdx   []int
 }
 
-func newTableSchema(prefix string, f flavor, t *table, m valueModes) *tableSchema {
+func newTableSchema(prefix string, f flavor, t *table, m valueModes, rules *columns.Rules) *tableSchema {
 	ts := &tableSchema{table: t, topic: prefix + "." + t.Schema + "." + t.Name}
 	vb := connect.StructSchema().Name(ts.topic + ".Value").Optional()
 	fieldOf := make([]int, len(t.cols))
+	keySchemas := make([]*connect.Schema, len(t.cols)) // without column mappers, as Debezium's key
 	for i := range t.cols {
-		ct := newColType(&t.cols[i], m)
+		c := &t.cols[i]
+		ct := newColType(c, m)
+		keySchemas[i] = ct.schema
+		if ct.kind != kUnsupported && rules != nil {
+			if rules.Excluded(t.ID() + "." + c.Name) {
+				ct.kind = kUnsupported
+			} else {
+				mp := rules.Map(t.ID(), ct.schema, c.source())
+				ct.schema, ct.post, ct.mask = mp.Schema, mp.Post, mp.Mask
+			}
+		}
 		ts.cols = append(ts.cols, ct)
 		fieldOf[i] = -1
 		if ct.kind == kUnsupported {
@@ -34,20 +46,26 @@ func newTableSchema(prefix string, f flavor, t *table, m valueModes) *tableSchem
 		}
 		fieldOf[i] = ts.fields
 		ts.fields++
-		vb.Field(t.cols[i].Name, ct.schema)
+		vb.Field(c.Name, ct.schema)
 	}
 	ts.value = vb.Build()
-	if len(t.PrimaryKey) > 0 {
+	keyCols := rules.KeyColumns(t.ID()) // message.key.columns, in the order listed (Debezium's capture)
+	if keyCols == nil {
+		keyCols = t.PrimaryKey
+	}
+	if len(keyCols) > 0 {
 		kb := connect.StructSchema().Name(ts.topic + ".Key")
-		for _, k := range t.PrimaryKey {
+		for _, k := range keyCols {
 			for i, c := range t.cols {
 				if c.Name == k && fieldOf[i] >= 0 {
 					ts.keyIdx = append(ts.keyIdx, fieldOf[i])
-					kb.Field(c.Name, ts.cols[i].schema)
+					kb.Field(c.Name, keySchemas[i])
 				}
 			}
 		}
-		ts.key = kb.Build()
+		if len(ts.keyIdx) > 0 {
+			ts.key = kb.Build()
+		}
 	}
 	ts.envelope = envelope.Schema(ts.topic, ts.value, sourceSchemas[f])
 	return ts
@@ -67,6 +85,11 @@ func (ts *tableSchema) convert(n int, get func(i int) (any, bool), conv func(ct 
 		if ct.kind == kUnsupported {
 			continue
 		}
+		if ct.mask != nil {
+			out[j] = ct.mask // column.mask.with.N.chars: NULLs too
+			j++
+			continue
+		}
 		v, null := get(i)
 		if !null {
 			x, err := conv(ct, v)
@@ -77,6 +100,9 @@ func (ts *tableSchema) convert(n int, get func(i int) (any, bool), conv func(ct 
 				return nil, fmt.Errorf("mysql: %s.%s: %w", ts.table.ID(), ct.col.Name, err)
 			default:
 				out[j] = ct.present(x)
+				if ct.post != nil {
+					out[j] = ct.post(out[j])
+				}
 			}
 		}
 		if null && !ct.schema.Optional {

@@ -84,6 +84,9 @@ type sourceInfo struct {
 	row               int32
 }
 
+// sourceRowField is the index of "row" in the source schema.
+const sourceRowField = 14
+
 func (s sourceInfo) build(f flavor) *connect.Struct {
 	sch := sourceSchemas[f]
 	us := s.ts.UnixMicro()

@@ -86,7 +86,9 @@ type colType struct {
 	schema   *connect.Schema
 	col      *column
 	modes    valueModes
-	fallback any // value of a NOT NULL column without default when the row has none
+	fallback any           // value of a NOT NULL column without default when the row has none
+	post     func(any) any // column.truncate / column.mask.hash mapper of non-null values; nil = none
+	mask     any           // column.mask.with.N.chars: the value of every row; nil = none
 }
 
 // newColType maps column c under the handling modes m, as Debezium 3.6's

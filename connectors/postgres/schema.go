@@ -39,10 +39,10 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 		keySchemas[i] = ct.schema
 		if tm.rules != nil && !ct.omit {
 			id := t.Schema + "." + t.Name + "." + c.Name
-			if tm.rules.excluded(id) {
+			if tm.rules.Excluded(id) {
 				ct.omit = true
 			} else {
-				tm.rules.apply(id, c, &ct)
+				applyColumnRules(tm.rules, t.ID(), c, &ct)
 			}
 		}
 		ts.cols = append(ts.cols, ct)
@@ -55,7 +55,7 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 		vb.Field(c.Name, ct.schema)
 	}
 	ts.value = vb.Build()
-	if cols := tm.rules.keyColumns(t.ID()); cols != nil {
+	if cols := tm.rules.KeyColumns(t.ID()); cols != nil {
 		// message.key.columns: the listed columns, in table order.
 		kb := connect.StructSchema().Name(ts.topic + ".Key")
 		for i, c := range t.Columns {
