@@ -33,7 +33,6 @@ type JSONConverter struct {
 	// record into one copy.
 	cacheMu     sync.Mutex
 	schemaCache map[*connect.Schema][]byte
-	lastSize    int // size of the last record written: the next buffer's capacity
 }
 
 const schemaCacheSize = 1000
@@ -93,16 +92,15 @@ func (c *JSONConverter) FromConnect(_ string, s *connect.Schema, v any) ([]byte,
 	if s == nil && v == nil {
 		return nil, nil
 	}
-	var b bytes.Buffer
+	b := scratchBuffers.Get().(*bytes.Buffer)
+	defer releaseScratch(b)
+	b.Reset()
 	if c.SchemasEnable {
 		var sj []byte
 		if s != nil {
 			sj = c.schemaJSON(s)
 		}
-		c.cacheMu.Lock()
-		size := c.lastSize
-		c.cacheMu.Unlock()
-		b.Grow(max(size+size/8, len(sj)+512))
+		b.Grow(len(sj) + 512)
 		b.WriteString(`{"schema":`)
 		if s == nil {
 			b.WriteString("null")
@@ -111,16 +109,34 @@ func (c *JSONConverter) FromConnect(_ string, s *connect.Schema, v any) ([]byte,
 		}
 		b.WriteString(`,"payload":`)
 	}
-	if err := c.writeValue(&b, s, v); err != nil {
+	if err := c.writeValue(b, s, v); err != nil {
 		return nil, err
 	}
 	if c.SchemasEnable {
 		b.WriteByte('}')
-		c.cacheMu.Lock()
-		c.lastSize = b.Len()
-		c.cacheMu.Unlock()
 	}
-	return b.Bytes(), nil
+	// The record keeps an exact-size copy (no zeroing, no spare capacity
+	// held by the producer's buffer until it is acknowledged); the
+	// scratch buffer goes back to the pool.
+	return bytes.Clone(b.Bytes()), nil
+}
+
+// scratchBuffers hold the record being written; a buffer keeps the
+// capacity of the largest record it wrote (up to maxScratch), so that
+// writing one does not grow a buffer step by step.
+var scratchBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+const maxScratch = 1 << 20
+
+func releaseScratch(b *bytes.Buffer) {
+	if b.Cap() <= maxScratch {
+		scratchBuffers.Put(b)
+	}
+}
+
+// writeInt writes n in decimal without an intermediate string.
+func writeInt(b *bytes.Buffer, n int64) {
+	b.Write(strconv.AppendInt(b.AvailableBuffer(), n, 10))
 }
 
 // writeSchema writes s as JsonConverter.asJsonSchema does: type,
@@ -216,18 +232,18 @@ func (c *JSONConverter) writeValue(b *bytes.Buffer, s *connect.Schema, v any) er
 		return nil
 	case connect.DateName:
 		if t, ok := v.(time.Time); ok {
-			b.WriteString(strconv.FormatInt(int64(math.Floor(float64(t.Unix())/86400)), 10))
+			writeInt(b, int64(math.Floor(float64(t.Unix())/86400)))
 			return nil
 		}
 	case connect.TimestampName:
 		if t, ok := v.(time.Time); ok {
-			b.WriteString(strconv.FormatInt(t.UnixMilli(), 10))
+			writeInt(b, t.UnixMilli())
 			return nil
 		}
 	case connect.TimeName:
 		if t, ok := v.(time.Time); ok {
 			ms := (int64(t.Hour())*3600+int64(t.Minute())*60+int64(t.Second()))*1000 + int64(t.Nanosecond()/1e6)
-			b.WriteString(strconv.FormatInt(ms, 10))
+			writeInt(b, ms)
 			return nil
 		}
 	}
@@ -237,7 +253,7 @@ func (c *JSONConverter) writeValue(b *bytes.Buffer, s *connect.Schema, v any) er
 		if !ok {
 			return fmt.Errorf("json converter: %T is not an %s", v, s.Type)
 		}
-		b.WriteString(strconv.FormatInt(n, 10))
+		writeInt(b, n)
 	case connect.Float32:
 		f, ok := v.(float32)
 		if !ok {
@@ -346,7 +362,7 @@ func writeSchemaless(b *bytes.Buffer, v any) error {
 		if !ok {
 			return fmt.Errorf("json converter: cannot infer a schema for %T", v)
 		}
-		b.WriteString(strconv.FormatInt(n, 10))
+		writeInt(b, n)
 	}
 	return nil
 }
@@ -474,6 +490,15 @@ func writeJavaFloat(b *bytes.Buffer, f float64, bits int) {
 		b.WriteByte('"')
 		b.WriteString(JavaFloat(f, bits))
 		b.WriteByte('"')
+		return
+	}
+	if abs := math.Abs(f); abs >= 1e-3 && abs < 1e7 {
+		// JavaFloat's plain notation, appended in place.
+		buf := strconv.AppendFloat(b.AvailableBuffer(), f, 'f', -1, bits)
+		if bytes.IndexByte(buf, '.') < 0 {
+			buf = append(buf, '.', '0')
+		}
+		b.Write(buf)
 		return
 	}
 	b.WriteString(JavaFloat(f, bits))

@@ -137,9 +137,12 @@ func fetchBatches(t *testing.T, broker, topic string) []recordBatch {
 }
 
 // producer.override.compression.type and max.request.size reach the
-// task's producer: the broker stores gzip batches for one connector and
-// batches of at most 512 bytes for the other, where the worker's own
-// producer writes uncompressed batches of up to 100 records.
+// task's producer: the broker stores gzip batches for one connector,
+// uncompressed ones for another (Kafka Connect's default, which the
+// embedded broker's lz4 default yields to) and batches of at most 512
+// bytes for a third, where the worker's own producer writes lz4 batches
+// (the embedded broker's default, Herder.defaultCompression) of up to 100
+// records.
 func TestProducerOverridesReachTheTaskProducer(t *testing.T) {
 	kafka := freeAddr(t)
 	w := startTestWorker(t, t.TempDir(), kafka, &counterShared{})
@@ -148,6 +151,7 @@ func TestProducerOverridesReachTheTaskProducer(t *testing.T) {
 	for name, extra := range map[string][2]string{
 		"plain":   {},
 		"gzipped": {"producer.override.compression.type", "gzip"},
+		"none":    {"producer.override.compression.type", "none"},
 		"small":   {"producer.override.max.request.size", "512"},
 	} {
 		cfg := map[string]string{"connector.class": "test.CounterSource", "topic": "ov-" + name, "count": "100",
@@ -159,7 +163,7 @@ func TestProducerOverridesReachTheTaskProducer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"plain", "gzipped", "small"} {
+	for _, name := range []string{"plain", "gzipped", "none", "small"} {
 		consumeAll(t, kafka, "ov-"+name, 100)
 	}
 	check := func(topic string, ok func(recordBatch) bool, what string) {
@@ -177,10 +181,12 @@ func TestProducerOverridesReachTheTaskProducer(t *testing.T) {
 		}
 	}
 	check("ov-gzipped", func(b recordBatch) bool { return b.codec == 1 }, "gzip")
+	check("ov-none", func(b recordBatch) bool { return b.codec == 0 }, "uncompressed")
 	check("ov-small", func(b recordBatch) bool { return b.size <= 512 }, "at most 512 bytes")
-	// The control: the worker's producer neither compresses nor splits.
-	check("ov-plain", func(b recordBatch) bool { return b.codec == 0 }, "uncompressed")
-	if bs := fetchBatches(t, kafka, "ov-plain"); bs[0].size <= 512 {
+	// The control: the worker's producer compresses with lz4 (embedded
+	// broker) and does not split.
+	check("ov-plain", func(b recordBatch) bool { return b.codec == 3 }, "lz4")
+	if bs := fetchBatches(t, kafka, "ov-none"); bs[0].size <= 512 {
 		t.Errorf("control batch of %d bytes: the 512-byte check above proves nothing", bs[0].size)
 	}
 

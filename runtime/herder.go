@@ -299,12 +299,19 @@ func (h *Herder) producerOptsWith(sec *kafkaSecuritySettings) []kgo.Opt {
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
 		kgo.ProducerLinger(5 * time.Millisecond),
 		kgo.MaxBufferedRecords(8192),
+		// buffer.memory: 16 MiB of records waiting for the broker (Kafka's
+		// producer default is 32 MiB). With 3 KB JsonConverter events the
+		// 8192-record bound alone let 25-45 MB wait, which made the
+		// snapshot benchmark's peak RSS 262 MiB (195 MiB with this bound,
+		// same CPU per row; bench/postgres, issue 3).
+		kgo.MaxBufferedBytes(16 << 20),
 		kgo.WithLogger(kafkaClientLogger()),
 		// A topic created just before its first record must not wait for
 		// kgo's default 5 s metadata refresh.
 		kgo.MetadataMinAge(250 * time.Millisecond),
-		// Kafka Connect's producer default is compression.type=none.
-		kgo.ProducerBatchCompression(kgo.NoCompression()),
+		// Kafka Connect's producer default is compression.type=none; with
+		// the embedded broker, see defaultCompression.
+		kgo.ProducerBatchCompression(h.defaultCompression()),
 	}, sec.opts()...)
 }
 
@@ -312,6 +319,23 @@ func (h *Herder) producerOptsWith(sec *kafkaSecuritySettings) []kgo.Opt {
 // Kafka clients (the unprefixed security.protocol, sasl.*, ssl.* keys),
 // for other clients of the worker such as the schema registry's.
 func (h *Herder) InternalKafkaOpts() []kgo.Opt { return h.internalSec.opts() }
+
+// defaultCompression is the producer's compression.type when no
+// producer.override.compression.type is given: none, as Kafka Connect's
+// producer, against an external cluster; lz4 against the embedded broker.
+// The embedded broker runs in this process and stores batches as they
+// arrive, so every byte a batch carries is also copied, checksummed,
+// written and fsynced by this process: a JsonConverter change event
+// (about 3 KB, most of it the repeated schema) compresses about 15x, and
+// the 1M-row snapshot benchmark spends about 25% less CPU per row
+// (bench/postgres, issue 3). Records read back are the same bytes: the
+// codec applies to the batch, and consumers decompress it transparently.
+func (h *Herder) defaultCompression() kgo.CompressionCodec {
+	if strings.TrimSpace(h.cfg.Get("bootstrap.servers")) == "" {
+		return kgo.Lz4Compression()
+	}
+	return kgo.NoCompression()
+}
 
 // newTransactionalProducer returns task id's producer under exactly-once
 // source support (source_task_eos.go).

@@ -48,9 +48,30 @@ var (
 	batched = flag.Int("batched", 1_000_000, "rows in 100-row transactions in the second backlog")
 	rate    = flag.Int("rate", 5000, "transactions per second for the latency run")
 	latSecs = flag.Int("latency-seconds", 10, "duration of the latency run")
-	avroToo = flag.Bool("avro", true, "also stream each backlog with the AvroConverter and report Avro/JSON")
+	avroToo = flag.Bool("avro", true, "also snapshot the table and stream each backlog with the AvroConverter (and report Avro/JSON)")
 	pairs   = flag.Int("pairs", 1, "JSON/Avro runs per backlog (alternating which goes first), to average out load changes")
+	sets    keyValues
 )
+
+// keyValues is a repeatable -set key=value flag: extra connector config
+// (e.g. -set producer.override.linger.ms=20) for every connector the
+// benchmark creates, to compare settings in the same run.
+type keyValues map[string]string
+
+func (kv keyValues) String() string { return fmt.Sprint(map[string]string(kv)) }
+func (kv keyValues) Set(v string) error {
+	k, val, ok := strings.Cut(v, "=")
+	if !ok {
+		return fmt.Errorf("-set %q: want key=value", v)
+	}
+	kv[k] = val
+	return nil
+}
+
+func init() {
+	sets = keyValues{}
+	flag.Var(sets, "set", "extra connector config key=value for every connector (repeatable)")
+}
 
 func main() {
 	flag.Parse()
@@ -160,6 +181,21 @@ func (d *daemon) peakRSS() float64 {
 	return -1
 }
 
+// cpuSeconds returns the user+system CPU time the process has used so far
+// (from /proc/<pid>/stat, clock ticks of 10 ms): on a shared machine, CPU
+// per row is steadier than the wall-clock rate.
+func (d *daemon) cpuSeconds() float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
+	if err != nil {
+		return -1
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100
+}
+
 func (d *daemon) create(name string, cfg map[string]string) error {
 	body, _ := json.Marshal(map[string]any{"name": name, "config": cfg})
 	resp, err := http.Post(d.rest+"/connectors", "application/json", bytes.NewReader(body))
@@ -212,13 +248,17 @@ func (d *daemon) waitCount(topic string, n int64, timeout time.Duration) error {
 }
 
 func connector(pg *testenv.Postgres, table, mode string) map[string]string {
-	return map[string]string{
+	cfg := map[string]string{
 		"connector.class":   "io.debezium.connector.postgresql.PostgresConnector",
 		"database.hostname": pg.Host, "database.port": fmt.Sprint(pg.Port), "database.user": pg.User,
 		"database.dbname": "bench", "topic.prefix": "bench", "plugin.name": "pgoutput",
 		"table.include.list": "public." + table, "snapshot.mode": mode,
 		"publication.autocreate.mode": "filtered", "publication.name": "pub_" + table, "slot.name": "slot_" + table,
 	}
+	for k, v := range sets {
+		cfg[k] = v
+	}
+	return cfg
 }
 
 func report(name string, n int, d time.Duration, refName string, refD time.Duration, extra string) {
@@ -260,6 +300,7 @@ ANALYZE snap_t;`, *rows))
 		return err
 	}
 	defer d.stop()
+	before, cpu0 := loadavg(), d.cpuSeconds()
 	start = time.Now()
 	if err := d.create("snap", connector(pg, "snap_t", "initial_only")); err != nil {
 		return err
@@ -268,7 +309,26 @@ ANALYZE snap_t;`, *rows))
 		return err
 	}
 	snapD := time.Since(start)
-	report("snapshot JSON", *rows, snapD, "COPY TO STDOUT", copyD, fmt.Sprintf("peak RSS %.0f MiB", d.peakRSS()))
+	report("snapshot JSON", *rows, snapD, "COPY TO STDOUT", copyD, fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row; loadavg %s → %s",
+		d.peakRSS(), (d.cpuSeconds()-cpu0)*1e6/float64(*rows), before, loadavg()))
+	if !*avroToo {
+		return nil
+	}
+	// The same table again through the AvroConverter, in the same
+	// connectd (its peak RSS is the maximum over both runs).
+	cfg := connector(pg, "snap_t", "initial_only")
+	cfg["topic.prefix"], cfg["slot.name"] = "benchavro", "slot_snap_avro"
+	avroConverters(cfg, d.registry)
+	before, cpu0 = loadavg(), d.cpuSeconds()
+	start = time.Now()
+	if err := d.create("snap_avro", cfg); err != nil {
+		return err
+	}
+	if err := d.waitCount("benchavro.public.snap_t", int64(*rows), 20*time.Minute); err != nil {
+		return err
+	}
+	report("snapshot Avro", *rows, time.Since(start), "COPY TO STDOUT", copyD, fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row; loadavg %s → %s",
+		d.peakRSS(), (d.cpuSeconds()-cpu0)*1e6/float64(*rows), before, loadavg()))
 	return nil
 }
 
@@ -406,17 +466,19 @@ END $$;`, table)); err != nil {
 			return err
 		}
 		start = time.Now()
+		cpu0 := d.cpuSeconds()
 		if err := d.waitCount(r.topic, int64(n), 20*time.Minute); err != nil {
 			d.stop()
 			return err
 		}
 		ourD := time.Since(start)
 		rss := d.peakRSS()
+		cpu := (d.cpuSeconds() - cpu0) * 1e6 / float64(n)
 		d.stop()
 		durs = append(durs, ourD)
 		total[r.label] += ourD
 		report(fmt.Sprintf("stream %d-row txns %s", perTx, r.label), n, ourD, "pg_recvlogical", refD,
-			fmt.Sprintf("peak RSS %.0f MiB; backlog made in %.1fs; loadavg %s → %s", rss, genD.Seconds(), before, loadavg()))
+			fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row; backlog made in %.1fs; loadavg %s → %s", rss, cpu, genD.Seconds(), before, loadavg()))
 	}
 	if *avroToo {
 		// Runs come in pairs (JSON, Avro) then (Avro, JSON), ...: each

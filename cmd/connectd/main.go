@@ -11,6 +11,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -84,6 +86,10 @@ func run(args []string) error {
 			return err
 		}
 		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
+	if addr := os.Getenv("CONNECTD_PPROF_ADDR"); addr != "" {
+		// Developer aid: net/http/pprof (heap, goroutine, profile) on addr.
+		go http.ListenAndServe(addr, nil)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
