@@ -170,7 +170,10 @@ func TestKafkaConnectFormats(t *testing.T) {
 			continue // KIP-558 active topic records: see TestActiveTopicsInStatusTopic
 		}
 		seen[string(r.Key)] = true
-		if got := jsonKeys(t, r.Value); !reflect.DeepEqual(got, []string{"generation", "state", "trace", "worker_id"}) {
+		// Kafka Connect 4.3's KafkaStatusBackingStore writes state, trace,
+		// worker_id, generation and (since 4.1, KIP-891) version: read off
+		// connect-runtime-4.3.0.jar with javap.
+		if got := jsonKeys(t, r.Value); !reflect.DeepEqual(got, []string{"generation", "state", "trace", "version", "worker_id"}) {
 			t.Fatalf("status value keys %v (%s)", got, r.Value)
 		}
 	}
