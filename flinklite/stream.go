@@ -44,13 +44,14 @@ type stateful interface {
 // Env builds and runs one job graph (Flink's StreamExecutionEnvironment).
 // Not safe for concurrent use: one goroutine drives the job.
 type Env struct {
-	clock   Clock
-	tickers []ticker
-	states  map[string]stateful
-	order   []string
-	nextID  int
-	err     error
-	metrics Metrics
+	clock     Clock
+	tickers   []ticker
+	finishers []interface{ finish() }
+	states    map[string]stateful
+	order     []string
+	nextID    int
+	err       error
+	metrics   Metrics
 }
 
 // Metrics are the job's counters, with Flink's metric names where one exists.
@@ -120,6 +121,16 @@ func (e *Env) Tick() error {
 	now := e.clock.Now()
 	for _, t := range e.tickers {
 		t.tick(now)
+	}
+	return e.err
+}
+
+// Finish signals the end of bounded input: every source emits the maximum
+// watermark, so all pending windows and timers fire (Flink's
+// MAX_WATERMARK at end of input). It returns Err().
+func (e *Env) Finish() error {
+	for _, f := range e.finishers {
+		f.finish()
 	}
 	return e.err
 }

@@ -2,6 +2,7 @@ package flinklite
 
 import (
 	"encoding/json"
+	"math"
 	"time"
 )
 
@@ -58,6 +59,7 @@ func AssignTimestampsAndWatermarks[T any](s *Stream[T], strat WatermarkStrategy[
 	}
 	s.subscribe(op)
 	s.env.tickers = append(s.env.tickers, op)
+	s.env.finishers = append(s.env.finishers, op)
 	s.env.register(s.env.uid("watermarks"), op)
 	return out
 }
@@ -138,4 +140,9 @@ func (w *watermarkOp[T]) restore(b json.RawMessage) error {
 	// it; operators restore their own watermark from their snapshots.
 	w.current = s.Current
 	return nil
+}
+
+func (w *watermarkOp[T]) finish() {
+	w.current = math.MaxInt64
+	w.out.emitWatermark(math.MaxInt64)
 }
