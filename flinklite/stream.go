@@ -3,7 +3,9 @@ package flinklite
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"math"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,6 +54,16 @@ type Env struct {
 	nextID    int
 	err       error
 	metrics   Metrics
+	sources   []*kafkaSource
+	// hasKafkaSink makes Run open a transactional producer.
+	hasKafkaSink bool
+	produce      func(*kgo.Record)
+	// abandoned and beforeCommit simulate a crash in tests: Run returns at
+	// once, without a checkpoint, a commit or closing its producer.
+	abandoned    atomic.Bool
+	producer     *kgo.Client
+	txnRecords   int
+	beforeCommit func(checkpoint int64)
 }
 
 // Metrics are the job's counters, with Flink's metric names where one exists.
