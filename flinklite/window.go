@@ -3,6 +3,7 @@ package flinklite
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 )
 
@@ -415,6 +416,15 @@ func (o *windowOp[T, K, A, O]) snapshot() (json.RawMessage, error) {
 			s.Windows = append(s.Windows, windowEntry[K, A]{Key: k, Window: ss.w, Acc: ss.acc, Firings: ss.firings})
 		}
 	}
+	// Sorted, so that equal state gives equal checkpoint bytes.
+	enc := keyEncoder[K]()
+	sort.Slice(s.Windows, func(i, j int) bool {
+		a, b := s.Windows[i], s.Windows[j]
+		if a.Window != b.Window {
+			return a.Window.Start < b.Window.Start || a.Window.Start == b.Window.Start && a.Window.End < b.Window.End
+		}
+		return enc(a.Key) < enc(b.Key)
+	})
 	return json.Marshal(s)
 }
 
