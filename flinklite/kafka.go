@@ -219,9 +219,13 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 		if err := producer.BeginTransaction(); err != nil {
 			return err
 		}
+		// Produce outlives ctx: on a clean stop the buffered results still
+		// go into the final checkpoint's transaction.
+		pctx, cancelProduce := context.WithCancel(context.Background())
+		defer cancelProduce()
 		e.produce = func(r *kgo.Record) {
 			e.txnRecords++
-			producer.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			producer.Produce(pctx, r, func(_ *kgo.Record, err error) {
 				mu.Lock()
 				if err != nil && produceErr == nil {
 					produceErr = err
