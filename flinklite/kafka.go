@@ -333,7 +333,14 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 				}
 				return err
 			}
-			lastChk = now
+			// The next checkpoint is due an interval after this one ended
+			// (Flink's min-pause-between-checkpoints): a checkpoint slower
+			// than the interval is counted, not started back to back.
+			lastChk = e.clock.Now()
+			e.metrics.LastCheckpointDuration = lastChk.Sub(now)
+			if e.metrics.LastCheckpointDuration > cfg.CheckpointInterval {
+				e.metrics.SlowCheckpoints++
+			}
 		}
 	}
 }

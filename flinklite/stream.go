@@ -83,6 +83,10 @@ type Metrics struct {
 	StateEntriesExpired int64
 	// Checkpoints counts completed checkpoints.
 	Checkpoints int64
+	// LastCheckpointDuration is how long the last periodic checkpoint took;
+	// SlowCheckpoints counts those longer than the checkpoint interval.
+	LastCheckpointDuration time.Duration
+	SlowCheckpoints        int64
 }
 
 // Option configures an Env.
@@ -100,7 +104,8 @@ func NewEnv(opts ...Option) *Env {
 	return e
 }
 
-// Metrics returns a copy of the job's counters.
+// Metrics returns a copy of the job's counters. Call it on the job's
+// goroutine (e.g. from a sink) or after Run returned.
 func (e *Env) Metrics() Metrics { return e.metrics }
 
 // Err returns the first error an operator failed with, or nil. After an

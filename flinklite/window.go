@@ -254,6 +254,12 @@ func (o *windowOp[T, K, A, O]) processElement(e element[T]) {
 		accepted = true
 		wk := winKey[K]{k, w}
 		st := o.states[wk]
+		if st == nil && e.retract {
+			// Retracting from a window that holds nothing: the insertion
+			// was never seen (or its window was already cleaned up).
+			o.env.metrics.NumUnmatchedRetractions++
+			continue
+		}
 		if st == nil {
 			st = &winState[A]{acc: o.agg.CreateAccumulator()}
 			o.states[wk] = st

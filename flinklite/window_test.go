@@ -253,8 +253,16 @@ func TestBuiltinAggregates(t *testing.T) {
 	if got := mx.take()[0].Value; got != 7 {
 		t.Fatalf("max %v", got)
 	}
-	if err := mx.in.Retract(0, click{"a", 60, 1}); !errors.Is(err, ErrNotRetractable) {
+	if err := mx.in.Retract(0, click{"a", 50, 0}); !errors.Is(err, ErrNotRetractable) {
 		t.Fatalf("retract into Max: %v", err)
+	}
+	// A retraction for a window that holds nothing is counted, not turned
+	// into a negative count.
+	if err := dc.in.Retract(0, click{"a", 65, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := dc.env.Metrics().NumUnmatchedRetractions; n != 1 {
+		t.Fatalf("unmatched retractions %d, want 1", n)
 	}
 }
 
