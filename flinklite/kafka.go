@@ -117,6 +117,7 @@ func (k *kafkaSink[T]) processElement(e element[T]) {
 func ToKafka[T any](s *Stream[T], topic string, encode func(Change[T]) (key, value []byte, err error)) {
 	s.subscribe(&kafkaSink[T]{env: s.env, topic: topic, encode: encode})
 	s.env.hasKafkaSink = true
+	s.env.sinkTopics = append(s.env.sinkTopics, topic)
 }
 
 // RunConfig configures Env.Run.
@@ -182,9 +183,16 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 				producer.Close()
 			}
 		}()
+		// The marker topic has one partition (markers are read in order);
+		// sink topics missing from the cluster get the broker's defaults.
 		adm := kadm.NewClient(producer)
 		if _, err := adm.CreateTopic(ctx, 1, -1, nil, markerTopic); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 			return fmt.Errorf("flinklite: creating %s: %w", markerTopic, err)
+		}
+		for _, t := range e.sinkTopics {
+			if _, err := adm.CreateTopic(ctx, -1, -1, nil, t); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+				return fmt.Errorf("flinklite: creating %s: %w", t, err)
+			}
 		}
 	}
 	lastID, err := e.restore(ctx, cfg, base, markerTopic)
@@ -294,7 +302,7 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 		}
 		if ctx.Err() != nil {
 			// Clean stop: a final checkpoint commits what was processed.
-			sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			sctx, cancel := context.WithTimeout(context.Background(), checkpointTimeout)
 			defer cancel()
 			return checkpoint(sctx)
 		}
@@ -327,10 +335,12 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 			return err
 		}
 		if now := e.clock.Now(); now.Sub(lastChk) >= cfg.CheckpointInterval {
-			if err := checkpoint(ctx); err != nil {
-				if ctx.Err() != nil {
-					continue // stopping: the final checkpoint retries
-				}
+			// A checkpoint is not interrupted by a stop: it runs on its own
+			// context, so the transaction is never left half ended.
+			cctx, ccancel := context.WithTimeout(context.Background(), checkpointTimeout)
+			err := checkpoint(cctx)
+			ccancel()
+			if err != nil {
 				return err
 			}
 			// The next checkpoint is due an interval after this one ended
@@ -344,6 +354,11 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 		}
 	}
 }
+
+// checkpointTimeout bounds one checkpoint (flush, file, commit), as
+// Flink's execution.checkpointing.timeout (default 10 min; shorter here
+// because the job is in-process).
+const checkpointTimeout = time.Minute
 
 var errAbandoned = errors.New("flinklite: job abandoned (simulated crash)")
 

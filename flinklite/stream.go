@@ -57,6 +57,7 @@ type Env struct {
 	sources   []*kafkaSource
 	// hasKafkaSink makes Run open a transactional producer.
 	hasKafkaSink bool
+	sinkTopics   []string
 	produce      func(*kgo.Record)
 	// abandoned and beforeCommit simulate a crash in tests: Run returns at
 	// once, without a checkpoint, a commit or closing its producer.
