@@ -25,5 +25,5 @@
 //   - A checkpoint is the state of every operator plus the input offsets,
 //     written atomically (temp file, fsync, rename); with a transactional
 //     Kafka sink the checkpoint is committed by the Kafka transaction that
-//     carries its results (see kafka_job.go).
+//     carries its results (see Env.Run in kafka.go).
 package flinklite

@@ -111,10 +111,6 @@ func (w *watermarkOp[T]) tick(now time.Time) {
 	w.out.emitWatermark(min)
 }
 
-// Watermark returns the current watermark of the stream this strategy was
-// assigned to, MinWatermark before the first one.
-func (w *watermarkOp[T]) Watermark() int64 { return w.current }
-
 type watermarkSnapshot struct {
 	Partitions []partitionWatermark `json:"partitions"`
 	Current    int64                `json:"current"`
