@@ -1,0 +1,144 @@
+package flinklite
+
+import (
+	"encoding/json"
+	"math"
+	"time"
+)
+
+// WatermarkStrategy says where an element's event time comes from and how
+// watermarks follow it, as Flink's
+// WatermarkStrategy.forBoundedOutOfOrderness(maxOutOfOrderness)
+// .withTimestampAssigner(timestamp).withIdleness(idleTimeout).
+type WatermarkStrategy[T any] struct {
+	// Timestamp returns the event time of v (e.g. a record field).
+	Timestamp func(v T) time.Time
+	// MaxOutOfOrderness bounds how late (in event time) an element may be
+	// relative to the latest one seen on its partition.
+	MaxOutOfOrderness time.Duration
+	// IdleTimeout, when > 0, marks a partition that received no element for
+	// that long (processing time) idle: it no longer holds the watermark
+	// back until it receives an element again. 0 disables idleness, and one
+	// silent partition then stalls the watermark forever (Flink's
+	// documented "watermark stall").
+	IdleTimeout time.Duration
+}
+
+type partitionWatermark struct {
+	MaxTs      int64 `json:"max_ts"`
+	lastActive time.Time
+	idle       bool
+}
+
+// watermarkOp assigns event time and generates per-partition watermarks,
+// combined as the minimum over active partitions; the emitted watermark
+// never decreases.
+type watermarkOp[T any] struct {
+	strat   WatermarkStrategy[T]
+	ooo     int64
+	parts   []partitionWatermark
+	current int64
+	out     *Stream[T]
+	env     *Env
+}
+
+// AssignTimestampsAndWatermarks sets each element's event time and emits
+// watermarks on every Env.Tick (Flink's
+// DataStream.assignTimestampsAndWatermarks with periodic emission). The
+// watermark of partition p is max event time seen on p − MaxOutOfOrderness
+// − 1 ms (Flink's BoundedOutOfOrdernessWatermarks); the stream's watermark
+// is the minimum over partitions not idle, and only ever moves forward.
+// Per-partition maxima are checkpointed.
+func AssignTimestampsAndWatermarks[T any](s *Stream[T], strat WatermarkStrategy[T]) *Stream[T] {
+	out := newStream[T](s.env, s.parts)
+	now := s.env.clock.Now()
+	op := &watermarkOp[T]{strat: strat, ooo: strat.MaxOutOfOrderness.Milliseconds(), current: MinWatermark, out: out, env: s.env}
+	op.parts = make([]partitionWatermark, s.parts)
+	for i := range op.parts {
+		op.parts[i] = partitionWatermark{MaxTs: MinWatermark, lastActive: now}
+	}
+	s.subscribe(op)
+	s.env.tickers = append(s.env.tickers, op)
+	s.env.finishers = append(s.env.finishers, op)
+	s.env.register(s.env.uid("watermarks"), op)
+	return out
+}
+
+func (w *watermarkOp[T]) processElement(e element[T]) {
+	e.ts = w.strat.Timestamp(e.v).UnixMilli()
+	p := &w.parts[e.part]
+	if e.ts > p.MaxTs {
+		p.MaxTs = e.ts
+	}
+	p.idle = false
+	p.lastActive = w.env.clock.Now()
+	w.out.emit(e)
+}
+
+// processWatermark ignores upstream watermarks: this operator generates them.
+func (w *watermarkOp[T]) processWatermark(int64) {}
+
+func (w *watermarkOp[T]) tick(now time.Time) {
+	min, maxAll := int64(0), MinWatermark
+	active := 0
+	for i := range w.parts {
+		p := &w.parts[i]
+		if w.strat.IdleTimeout > 0 && now.Sub(p.lastActive) >= w.strat.IdleTimeout {
+			p.idle = true
+		}
+		wm := MinWatermark
+		if p.MaxTs != MinWatermark {
+			wm = p.MaxTs - w.ooo - 1
+		}
+		maxAll = max(maxAll, wm)
+		if p.idle {
+			continue
+		}
+		if active == 0 || wm < min {
+			min = wm
+		}
+		active++
+	}
+	// All partitions idle: the watermark is the maximum over partitions,
+	// as Flink's StatusWatermarkValve flushes when every channel is idle.
+	if active == 0 {
+		min = maxAll
+	}
+	if min <= w.current {
+		return
+	}
+	w.current = min
+	w.out.emitWatermark(min)
+}
+
+type watermarkSnapshot struct {
+	Partitions []partitionWatermark `json:"partitions"`
+	Current    int64                `json:"current"`
+}
+
+func (w *watermarkOp[T]) snapshot() (json.RawMessage, error) {
+	return json.Marshal(watermarkSnapshot{Partitions: w.parts, Current: w.current})
+}
+
+func (w *watermarkOp[T]) restore(b json.RawMessage) error {
+	var s watermarkSnapshot
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	now := w.env.clock.Now()
+	for i := range w.parts {
+		if i < len(s.Partitions) {
+			w.parts[i].MaxTs = s.Partitions[i].MaxTs
+		}
+		w.parts[i].lastActive = now
+	}
+	// The restored watermark is re-emitted on the next tick that advances
+	// it; operators restore their own watermark from their snapshots.
+	w.current = s.Current
+	return nil
+}
+
+func (w *watermarkOp[T]) finish() {
+	w.current = math.MaxInt64
+	w.out.emitWatermark(math.MaxInt64)
+}
