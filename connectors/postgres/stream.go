@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pglogrepl"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
@@ -37,6 +38,7 @@ type streamer struct {
 	position       offset          // offset of the position reached between transactions (heartbeats)
 	nextBeat       time.Time       // when the next heartbeat is due (heartbeat.interval.ms > 0)
 	spools         *spoolSet       // in-progress streamed transactions (stream_spool.go)
+	xid            uint32          // transaction being applied (its BEGIN's xid)
 }
 
 // stream runs START_REPLICATION from p.startLSN and turns the pgoutput
@@ -234,6 +236,7 @@ func (s *streamer) replay(ctx context.Context, c walItem) error {
 func (s *streamer) apply(ctx context.Context, it walItem) (err error) {
 	switch it.kind {
 	case itemBegin:
+		s.xid = it.xid
 		s.skipTx = s.resume.skipTx(it.finalLSN)
 		if s.t.cfg.txMetadata && !s.skipTx {
 			return s.beginTx(ctx, it)
@@ -464,6 +467,9 @@ func (s *streamer) rebuild(ctx context.Context, rel *pglogrepl.RelationMessage) 
 	for i, c := range rel.Columns {
 		cols[i] = relational.Column{Name: c.Name, Position: i + 1, TypeOID: c.DataType, TypeMod: c.TypeModifier, Optional: true}
 	}
+	if err := waitVisible(ctx, s.t.conn, s.xid); err != nil {
+		return err
+	}
 	cat, err := loadTable(ctx, s.t.conn, s.t.types, rel.Namespace, rel.RelationName)
 	if err != nil {
 		return err
@@ -488,6 +494,51 @@ func (s *streamer) rebuild(ctx context.Context, rel *pglogrepl.RelationMessage) 
 	}
 	s.schemas[rel.RelationID] = newTableSchema(s.t.cfg.topicPrefix, table, s.t.types)
 	return nil
+}
+
+// waitVisible waits (up to 5 s) until transaction xid is visible to new
+// snapshots of conn. The walsender decodes a transaction as soon as its
+// commit record is flushed, which is before the committing backend leaves
+// the proc array: a catalog query made right after a Relation message could
+// otherwise read the catalog as it was before the transaction's DDL (an
+// added column then looked optional without its default; seen in
+// TestSchemaChangesGolden when the reader ran fast). The 32-bit xid of
+// pgoutput is widened to an xid8 with the epoch of the current snapshot's
+// xmax. Servers without pg_visible_in_snapshot (before PostgreSQL 13) are
+// not waited for.
+func waitVisible(ctx context.Context, conn *pgx.Conn, xid uint32) error {
+	if xid == 0 {
+		return nil
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		visible, err := xidVisible(ctx, conn, xid)
+		if err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "42883" { // undefined_function
+				return nil
+			}
+			return fmt.Errorf("postgres: is transaction %d visible: %w", xid, err)
+		}
+		if visible || time.Now().After(deadline) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// xidVisible says whether transaction xid (32 bits, as pgoutput sends it)
+// is visible to a new snapshot of conn.
+func xidVisible(ctx context.Context, conn *pgx.Conn, xid uint32) (bool, error) {
+	const q = `SELECT pg_visible_in_snapshot(((((cur >> 32) - CASE WHEN $1::bigint > (cur & 4294967295) THEN 1 ELSE 0 END) << 32) | $1::bigint)::text::xid8, pg_current_snapshot())
+FROM (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS cur) s`
+	var visible bool
+	err := conn.QueryRow(ctx, q, int64(xid)).Scan(&visible)
+	return visible, err
 }
 
 func sameShape(a, b []relational.Column) bool {
