@@ -910,7 +910,7 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.Connect
 		return
 	}
 	source := conn.(connect.SourceConnector)
-	newWorker := func() (*workerSourceTask, error) {
+	newWorker := func() (supervisedWorker, error) {
 		// Transformations come from the connector's config, as in Kafka
 		// Connect; a fresh chain per task instance (SMTs may keep state).
 		chain, err := transforms.NewChain(connCfg)
@@ -945,9 +945,23 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.Connect
 	h.putStatus(taskStatusKey(id), state, "")
 	go func() {
 		defer close(rt.done)
-		h.superviseTask(ctx, id, retryPolicyOf(cfg), newWorker, fail)
+		h.superviseTask(ctx, id, "task", StageTaskPoll, retryPolicyOf(cfg), newWorker, fail)
 	}()
 }
+
+// supervisedWorker is one task instance superviseTask runs: a
+// *workerSourceTask or a *workerSinkTask.
+type supervisedWorker interface {
+	// run runs the task until ctx is done (nil) or it fails.
+	run(ctx context.Context) error
+	// madeProgress says a record of this run was delivered (acknowledged
+	// by the broker, or put and committed by a sink), which resets the
+	// retry count.
+	madeProgress() bool
+}
+
+// madeProgress implements supervisedWorker.
+func (w *workerSourceTask) madeProgress() bool { return w.progressed.Load() }
 
 // superviseTask runs the task until ctx is done, starting a fresh task
 // instance (which resumes from the last committed offset) after a
@@ -955,8 +969,9 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.Connect
 // the task's status is RESTARTING with the cause as trace. A failure of
 // the very first Start fails the task at once, as Debezium's "configuration
 // and startup errors" do; a Start that fails while recovering from a lost
-// connection is retried.
-func (h *Herder) superviseTask(ctx context.Context, id TaskID, policy retryPolicy, newWorker func() (*workerSourceTask, error), fail func(error)) {
+// connection is retried. what names the task in the log ("task", "sink
+// task"); otherStage is the stage of a failure that is not a *TaskError.
+func (h *Herder) superviseTask(ctx context.Context, id TaskID, what string, otherStage Stage, policy retryPolicy, newWorker func() (supervisedWorker, error), fail func(error)) {
 	attempt := 0
 	var since time.Time
 	for {
@@ -969,10 +984,10 @@ func (h *Herder) superviseTask(ctx context.Context, id TaskID, policy retryPolic
 		if err == nil || ctx.Err() != nil {
 			return
 		}
-		if w.progressed.Load() {
+		if w.madeProgress() {
 			attempt = 0
 		}
-		stage := StageTaskPoll
+		stage := otherStage
 		var te *TaskError
 		if errors.As(err, &te) {
 			stage = te.Stage
@@ -991,7 +1006,7 @@ func (h *Herder) superviseTask(ctx context.Context, id TaskID, policy retryPolic
 			return
 		}
 		trace := policy.describe(stage, attempt, delay, err)
-		h.log.Warn("task will be restarted after a retriable error", "task", id, "stage", stage, "retry", attempt, "delay", delay, "err", err)
+		h.log.Warn(what+" will be restarted after a retriable error", "task", id, "stage", stage, "retry", attempt, "delay", delay, "err", err)
 		h.putStatus(taskStatusKey(id), StateRestarting, trace)
 		t := time.NewTimer(delay)
 		select {

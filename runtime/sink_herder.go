@@ -2,13 +2,11 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/transforms"
@@ -34,7 +32,7 @@ func (h *Herder) startSinkTask(ctx context.Context, rt *runningTask, id TaskID, 
 			maxPoll = n
 		}
 	}
-	newWorker := func() (*workerSinkTask, error) {
+	newWorker := func() (supervisedWorker, error) {
 		chain, err := transforms.NewChain(connCfg)
 		if err != nil {
 			return nil, err
@@ -56,51 +54,12 @@ func (h *Herder) startSinkTask(ctx context.Context, rt *runningTask, id TaskID, 
 	h.putStatus(taskStatusKey(id), state, "")
 	go func() {
 		defer close(rt.done)
-		attempt := 0
-		var since time.Time
-		for {
-			w, err := newWorker()
-			if err != nil {
-				fail(err)
-				return
-			}
-			err = w.run(ctx)
-			if err == nil || ctx.Err() != nil {
-				return
-			}
-			if w.progressed.Load() {
-				attempt = 0
-			}
-			stage := StageTaskPut
-			var te *TaskError
-			if errors.As(err, &te) {
-				stage = te.Stage
-			}
-			if !IsRetriable(err) || (stage == StageTaskStart && attempt == 0) {
-				fail(err)
-				return
-			}
-			attempt++
-			if attempt == 1 {
-				since = time.Now()
-			}
-			delay, ok := policy.next(stage, attempt, since, time.Now())
-			if !ok {
-				fail(errors.New(policy.exhausted(stage, attempt, err)))
-				return
-			}
-			h.log.Warn("sink task will be restarted after a retriable error", "task", id, "stage", stage, "retry", attempt, "delay", delay, "err", err)
-			h.putStatus(taskStatusKey(id), StateRestarting, policy.describe(stage, attempt, delay, err))
-			t := time.NewTimer(delay)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-		}
+		h.superviseTask(ctx, id, "sink task", StageTaskPut, policy, newWorker, fail)
 	}()
 }
+
+// madeProgress implements supervisedWorker (herder.go).
+func (w *workerSinkTask) madeProgress() bool { return w.progressed.Load() }
 
 // sinkConnectorOffsets reads the committed offsets of the sink's consumer
 // group connect-<name> in KIP-875's sink format: partition

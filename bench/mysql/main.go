@@ -22,22 +22,16 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
-
+	"github.com/connectd/connectd/bench/internal/measure"
 	"github.com/connectd/connectd/internal/testenv"
 )
 
@@ -81,122 +75,6 @@ func run() error {
 	return nil
 }
 
-// ---- connectd process ----
-
-type daemon struct {
-	cmd   *exec.Cmd
-	rest  string
-	kafka string
-	done  chan struct{}
-}
-
-func startDaemon(dir string) (*daemon, error) {
-	restPort, _ := testenv.FreePort()
-	kafkaPort, _ := testenv.FreePort()
-	regPort, _ := testenv.FreePort()
-	d := &daemon{rest: fmt.Sprintf("http://127.0.0.1:%d", restPort), kafka: fmt.Sprintf("127.0.0.1:%d", kafkaPort), done: make(chan struct{})}
-	d.cmd = exec.Command(*bin, "-o", "listeners="+d.rest, "-o", "embedded.kafka.listener="+d.kafka, "-o", "data.dir="+dir,
-		"-o", "offset.flush.interval.ms=1000", "-o", fmt.Sprintf("schema.registry.listener=127.0.0.1:%d", regPort))
-	logf, err := os.OpenFile(filepath.Join(dir, "connectd.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	d.cmd.Stdout, d.cmd.Stderr = logf, logf
-	if err := d.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { d.cmd.Wait(); close(d.done) }()
-	for i := 0; i < 600; i++ {
-		if resp, err := http.Get(d.rest + "/"); err == nil {
-			resp.Body.Close()
-			return d, nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	d.stop()
-	return nil, fmt.Errorf("connectd did not start; see %s", filepath.Join(dir, "connectd.log"))
-}
-
-func (d *daemon) stop() {
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	<-d.done
-}
-
-// cpu returns the process's user+system CPU time so far.
-func (d *daemon) cpu() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // fields from 3 (state) on
-	ut, _ := strconv.ParseInt(f[11], 10, 64)                 // utime, field 14
-	st, _ := strconv.ParseInt(f[12], 10, 64)                 // stime, field 15
-	return time.Duration(ut+st) * time.Second / 100          // USER_HZ = 100 on Linux
-}
-
-// peakRSS returns the process's VmHWM in MiB.
-func (d *daemon) peakRSS() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
-	if err != nil {
-		return -1
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			kb, _ := strconv.Atoi(strings.Fields(l)[1])
-			return float64(kb) / 1024
-		}
-	}
-	return -1
-}
-
-func (d *daemon) create(name string, cfg map[string]string) error {
-	body, _ := json.Marshal(map[string]any{"name": name, "config": cfg})
-	resp, err := http.Post(d.rest+"/connectors", "application/json", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 201 {
-		b, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("create connector: %s %s", resp.Status, b)
-	}
-	return nil
-}
-
-// waitCount polls the topic's end offsets until they sum to n.
-func (d *daemon) waitCount(topic string, n int64, timeout time.Duration) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafka), kgo.MetadataMinAge(20*time.Millisecond))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	deadline := time.Now().Add(timeout)
-	for {
-		ends, err := adm.ListEndOffsets(context.Background(), topic)
-		var sum int64
-		if err == nil {
-			ends.Each(func(o kadm.ListedOffset) {
-				if o.Err == nil {
-					sum += o.Offset
-				}
-			})
-		}
-		if sum >= n {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s has %d of %d records after %s", topic, sum, n, timeout)
-		}
-		select {
-		case <-d.done:
-			return fmt.Errorf("connectd exited with %d of %d records on %s", sum, n, topic)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
 func connector(m *testenv.MariaDB, table, mode string) map[string]string {
 	cfg := map[string]string{
 		"connector.class":   "io.debezium.connector.mariadb.MariaDbConnector",
@@ -212,24 +90,7 @@ func connector(m *testenv.MariaDB, table, mode string) map[string]string {
 	return cfg
 }
 
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-func report(name string, n int, d time.Duration, refName string, refD time.Duration, extra string) {
-	r := float64(n) / d.Seconds()
-	ref := float64(n) / refD.Seconds()
-	fmt.Printf("%-22s %9.0f events/s  (%d in %.2fs)   %s: %9.0f/s   ratio %.2f   %s\n",
-		name, r, n, d.Seconds(), refName, ref, r/ref, extra)
-}
+var report = measure.Rates{Unit: "events", NameWidth: 22}.Print
 
 // ---- snapshot ----
 
@@ -255,23 +116,23 @@ FROM seq_1_to_%d;`, *rows)); err != nil {
 
 	dir, _ := os.MkdirTemp("", "connectd-bench-")
 	defer os.RemoveAll(dir)
-	d, err := startDaemon(dir)
+	d, err := measure.Start(*bin, dir, 0)
 	if err != nil {
 		return err
 	}
-	defer d.stop()
-	before := loadavg()
-	cpu0 := d.cpu()
+	defer d.Stop()
+	before := measure.LoadAvg()
+	cpu0 := d.CPU()
 	start = time.Now()
-	if err := d.create("snap", connector(m, "snap_t", "initial_only")); err != nil {
+	if err := d.Create("snap", connector(m, "snap_t", "initial_only")); err != nil {
 		return err
 	}
-	if err := d.waitCount("bench.bench.snap_t", int64(*rows), 20*time.Minute); err != nil {
+	if err := d.WaitCount("bench.bench.snap_t", int64(*rows), 20*time.Minute); err != nil {
 		return err
 	}
 	report("snapshot JSON", *rows, time.Since(start), "mariadb SELECT * >/dev/null", refD,
 		fmt.Sprintf("connectd CPU %.1f µs/row; peak RSS %.0f MiB; loadavg %s → %s",
-			float64((d.cpu()-cpu0).Microseconds())/float64(*rows), d.peakRSS(), before, loadavg()))
+			measure.MicrosPer(d.CPU()-cpu0, *rows), d.PeakRSS(), before, measure.LoadAvg()))
 	return nil
 }
 
@@ -287,20 +148,20 @@ func benchStream(ctx context.Context, m *testenv.MariaDB) error {
 	defer os.RemoveAll(dir)
 	// The connector starts (no_data: schema only) and stores its binlog
 	// position; it is stopped while the backlog is written.
-	d, err := startDaemon(dir)
+	d, err := measure.Start(*bin, dir, 0)
 	if err != nil {
 		return err
 	}
-	if err := d.create("s", connector(m, "stream_t", "no_data")); err != nil {
-		d.stop()
+	if err := d.Create("s", connector(m, "stream_t", "no_data")); err != nil {
+		d.Stop()
 		return err
 	}
-	if err := d.waitCount("bench", 1, time.Minute); err != nil { // a schema change event: the snapshot ran
-		d.stop()
+	if err := d.WaitCount("bench", 1, time.Minute); err != nil { // a schema change event: the snapshot ran
+		d.Stop()
 		return err
 	}
 	time.Sleep(2 * time.Second) // past offset.flush.interval.ms
-	d.stop()
+	d.Stop()
 
 	// The backlog, in binlog files of its own.
 	if err := m.Exec(ctx, "", "FLUSH BINARY LOGS;"); err != nil {
@@ -331,7 +192,7 @@ func benchStream(ctx context.Context, m *testenv.MariaDB) error {
 		return err
 	}
 
-	before := loadavg()
+	before := measure.LoadAvg()
 	start := time.Now()
 	ref := exec.Command("mariadb-binlog", append([]string{"--no-defaults", "--verbose"}, files...)...)
 	ref.Stdout = io.Discard
@@ -342,21 +203,21 @@ func benchStream(ctx context.Context, m *testenv.MariaDB) error {
 	}
 	refD := time.Since(start)
 
-	d, err = startDaemon(dir)
+	d, err = measure.Start(*bin, dir, 0)
 	if err != nil {
 		return err
 	}
-	cpu0 := d.cpu()
+	cpu0 := d.CPU()
 	start = time.Now()
-	if err := d.waitCount("bench.bench.stream_t", int64(n), 20*time.Minute); err != nil {
-		d.stop()
+	if err := d.WaitCount("bench.bench.stream_t", int64(n), 20*time.Minute); err != nil {
+		d.Stop()
 		return err
 	}
 	ourD := time.Since(start)
-	rss, cpu := d.peakRSS(), d.cpu()-cpu0
-	d.stop()
+	rss, cpu := d.PeakRSS(), d.CPU()-cpu0
+	d.Stop()
 	report(fmt.Sprintf("stream %d-row txns JSON", *perTx), n, ourD, "mariadb-binlog --verbose", refD,
-		fmt.Sprintf("connectd CPU %.1f µs/event; peak RSS %.0f MiB; %d binlog files; backlog made in %.1fs; loadavg %s → %s", float64(cpu.Microseconds())/float64(n), rss, len(files), genD.Seconds(), before, loadavg()))
+		fmt.Sprintf("connectd CPU %.1f µs/event; peak RSS %.0f MiB; %d binlog files; backlog made in %.1fs; loadavg %s → %s", measure.MicrosPer(cpu, n), rss, len(files), genD.Seconds(), before, measure.LoadAvg()))
 	return nil
 }
 

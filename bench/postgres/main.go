@@ -18,26 +18,22 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/connectd/connectd/bench/internal/measure"
 	"github.com/connectd/connectd/internal/testenv"
 	"github.com/jackc/pgx/v5"
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -115,138 +111,6 @@ func run() error {
 	return nil
 }
 
-// ---- connectd process ----
-
-type daemon struct {
-	cmd      *exec.Cmd
-	rest     string
-	kafka    string
-	registry string // http://host:port of the embedded schema registry
-	dir      string
-	done     chan struct{}
-}
-
-// startDaemon starts connectd on dir; regPort is its registry's port (0:
-// a free one; a restart that must keep its registry URL passes the old).
-func startDaemon(dir string, regPort ...int) (*daemon, error) {
-	restPort, _ := testenv.FreePort()
-	kafkaPort, _ := testenv.FreePort()
-	var rp int
-	if len(regPort) > 0 && regPort[0] > 0 {
-		rp = regPort[0]
-	} else {
-		rp, _ = testenv.FreePort()
-	}
-	d := &daemon{rest: fmt.Sprintf("http://127.0.0.1:%d", restPort), kafka: fmt.Sprintf("127.0.0.1:%d", kafkaPort),
-		registry: fmt.Sprintf("http://127.0.0.1:%d", rp), dir: dir, done: make(chan struct{})}
-	d.cmd = exec.Command(*bin, "-o", "listeners="+d.rest, "-o", "embedded.kafka.listener="+d.kafka, "-o", "data.dir="+dir,
-		"-o", "offset.flush.interval.ms=1000", "-o", "schema.registry.listener="+d.registry[len("http://"):])
-	logf, err := os.Create(filepath.Join(dir, "connectd.log"))
-	if err != nil {
-		return nil, err
-	}
-	d.cmd.Stdout, d.cmd.Stderr = logf, logf
-	if err := d.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { d.cmd.Wait(); close(d.done) }()
-	for i := 0; i < 600; i++ {
-		if resp, err := http.Get(d.rest + "/"); err == nil {
-			resp.Body.Close()
-			return d, nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	d.stop()
-	return nil, fmt.Errorf("connectd did not start; see %s", filepath.Join(dir, "connectd.log"))
-}
-
-func (d *daemon) stop() {
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	<-d.done
-}
-
-// peakRSS returns the process's VmHWM in MiB.
-func (d *daemon) peakRSS() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
-	if err != nil {
-		return -1
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "VmHWM:") {
-			kb, _ := strconv.Atoi(strings.Fields(l)[1])
-			return float64(kb) / 1024
-		}
-	}
-	return -1
-}
-
-// cpuSeconds returns the user+system CPU time the process has used so far
-// (from /proc/<pid>/stat, clock ticks of 10 ms): on a shared machine, CPU
-// per row is steadier than the wall-clock rate.
-func (d *daemon) cpuSeconds() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.cmd.Process.Pid))
-	if err != nil {
-		return -1
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	ut, _ := strconv.ParseFloat(f[11], 64)
-	st, _ := strconv.ParseFloat(f[12], 64)
-	return (ut + st) / 100
-}
-
-func (d *daemon) create(name string, cfg map[string]string) error {
-	body, _ := json.Marshal(map[string]any{"name": name, "config": cfg})
-	resp, err := http.Post(d.rest+"/connectors", "application/json", bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != 201 {
-		b, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("create connector: %s %s", resp.Status, b)
-	}
-	return nil
-}
-
-// waitCount polls the topic's end offsets until they sum to n.
-func (d *daemon) waitCount(topic string, n int64, timeout time.Duration) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafka), kgo.MetadataMinAge(20*time.Millisecond))
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	deadline := time.Now().Add(timeout)
-	t0 := time.Now()
-	first := false
-	for {
-		ends, err := adm.ListEndOffsets(context.Background(), topic)
-		var sum int64
-		if err == nil {
-			ends.Each(func(o kadm.ListedOffset) {
-				if o.Err == nil {
-					sum += o.Offset
-				}
-			})
-		}
-		if sum > 0 && !first {
-			first = true
-			if os.Getenv("BENCH_DEBUG") != "" {
-				fmt.Printf("  first records of %s after %v\n", topic, time.Since(t0))
-			}
-		}
-		if sum >= n {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s has %d of %d records after %s", topic, sum, n, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func connector(pg *testenv.Postgres, table, mode string) map[string]string {
 	cfg := map[string]string{
 		"connector.class":   "io.debezium.connector.postgresql.PostgresConnector",
@@ -261,12 +125,7 @@ func connector(pg *testenv.Postgres, table, mode string) map[string]string {
 	return cfg
 }
 
-func report(name string, n int, d time.Duration, refName string, refD time.Duration, extra string) {
-	r := float64(n) / d.Seconds()
-	ref := float64(n) / refD.Seconds()
-	fmt.Printf("%-28s %9.0f rows/s  (%d rows in %.2fs)   %s: %9.0f rows/s   ratio %.2f   %s\n",
-		name, r, n, d.Seconds(), refName, ref, r/ref, extra)
-}
+var report = measure.Rates{Unit: "rows", NameWidth: 28}.Print
 
 // ---- snapshot ----
 
@@ -295,22 +154,22 @@ ANALYZE snap_t;`, *rows))
 
 	dir, _ := os.MkdirTemp("", "connectd-bench-")
 	defer os.RemoveAll(dir)
-	d, err := startDaemon(dir)
+	d, err := measure.Start(*bin, dir, 0)
 	if err != nil {
 		return err
 	}
-	defer d.stop()
-	before, cpu0 := loadavg(), d.cpuSeconds()
+	defer d.Stop()
+	before, cpu0 := measure.LoadAvg(), d.CPU()
 	start = time.Now()
-	if err := d.create("snap", connector(pg, "snap_t", "initial_only")); err != nil {
+	if err := d.Create("snap", connector(pg, "snap_t", "initial_only")); err != nil {
 		return err
 	}
-	if err := d.waitCount("bench.public.snap_t", int64(*rows), 20*time.Minute); err != nil {
+	if err := d.WaitCount("bench.public.snap_t", int64(*rows), 20*time.Minute); err != nil {
 		return err
 	}
 	snapD := time.Since(start)
 	report("snapshot JSON", *rows, snapD, "COPY TO STDOUT", copyD, fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row; loadavg %s → %s",
-		d.peakRSS(), (d.cpuSeconds()-cpu0)*1e6/float64(*rows), before, loadavg()))
+		d.PeakRSS(), measure.MicrosPer(d.CPU()-cpu0, *rows), before, measure.LoadAvg()))
 	if !*avroToo {
 		return nil
 	}
@@ -318,17 +177,17 @@ ANALYZE snap_t;`, *rows))
 	// connectd (its peak RSS is the maximum over both runs).
 	cfg := connector(pg, "snap_t", "initial_only")
 	cfg["topic.prefix"], cfg["slot.name"] = "benchavro", "slot_snap_avro"
-	avroConverters(cfg, d.registry)
-	before, cpu0 = loadavg(), d.cpuSeconds()
+	avroConverters(cfg, d.Registry)
+	before, cpu0 = measure.LoadAvg(), d.CPU()
 	start = time.Now()
-	if err := d.create("snap_avro", cfg); err != nil {
+	if err := d.Create("snap_avro", cfg); err != nil {
 		return err
 	}
-	if err := d.waitCount("benchavro.public.snap_t", int64(*rows), 20*time.Minute); err != nil {
+	if err := d.WaitCount("benchavro.public.snap_t", int64(*rows), 20*time.Minute); err != nil {
 		return err
 	}
 	report("snapshot Avro", *rows, time.Since(start), "COPY TO STDOUT", copyD, fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row; loadavg %s → %s",
-		d.peakRSS(), (d.cpuSeconds()-cpu0)*1e6/float64(*rows), before, loadavg()))
+		d.PeakRSS(), measure.MicrosPer(d.CPU()-cpu0, *rows), before, measure.LoadAvg()))
 	return nil
 }
 
@@ -351,18 +210,6 @@ func avroConverters(cfg map[string]string, registryURL string) {
 		cfg[side+".converter"] = "io.confluent.connect.avro.AvroConverter"
 		cfg[side+".converter.schema.registry.url"] = registryURL
 	}
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "?"
-	}
-	return strings.Join(f[:3], " ")
 }
 
 func benchStream(ctx context.Context, pg *testenv.Postgres, name string, ntx, perTx int) error {
@@ -414,22 +261,22 @@ END $$;`, table)); err != nil {
 		r.dir, _ = os.MkdirTemp("", "connectd-bench-")
 		defer os.RemoveAll(r.dir)
 		r.regPort, _ = testenv.FreePort()
-		d, err := startDaemon(r.dir, r.regPort)
+		d, err := measure.Start(*bin, r.dir, r.regPort)
 		if err != nil {
 			return err
 		}
 		if r.label == "Avro" {
-			avroConverters(r.cfg, d.registry)
+			avroConverters(r.cfg, d.Registry)
 		}
-		if err := d.create("s", r.cfg); err != nil {
-			d.stop()
+		if err := d.Create("s", r.cfg); err != nil {
+			d.Stop()
 			return err
 		}
 		if err := waitSlot(ctx, pg, r.slot); err != nil {
-			d.stop()
+			d.Stop()
 			return err
 		}
-		d.stop()
+		d.Stop()
 	}
 	if err := pg.Exec(ctx, "bench", fmt.Sprintf(`SELECT pg_create_logical_replication_slot('ref_%s', 'pgoutput')`, table)); err != nil {
 		return err
@@ -460,25 +307,25 @@ END $$;`, table)); err != nil {
 	total := map[string]time.Duration{}
 	var durs []time.Duration
 	for _, r := range runs {
-		before := loadavg()
-		d, err := startDaemon(r.dir, r.regPort)
+		before := measure.LoadAvg()
+		d, err := measure.Start(*bin, r.dir, r.regPort)
 		if err != nil {
 			return err
 		}
 		start = time.Now()
-		cpu0 := d.cpuSeconds()
-		if err := d.waitCount(r.topic, int64(n), 20*time.Minute); err != nil {
-			d.stop()
+		cpu0 := d.CPU()
+		if err := d.WaitCount(r.topic, int64(n), 20*time.Minute); err != nil {
+			d.Stop()
 			return err
 		}
 		ourD := time.Since(start)
-		rss := d.peakRSS()
-		cpu := (d.cpuSeconds() - cpu0) * 1e6 / float64(n)
-		d.stop()
+		rss := d.PeakRSS()
+		cpu := measure.MicrosPer(d.CPU()-cpu0, n)
+		d.Stop()
 		durs = append(durs, ourD)
 		total[r.label] += ourD
 		report(fmt.Sprintf("stream %d-row txns %s", perTx, r.label), n, ourD, "pg_recvlogical", refD,
-			fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row; backlog made in %.1fs; loadavg %s → %s", rss, cpu, genD.Seconds(), before, loadavg()))
+			fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row; backlog made in %.1fs; loadavg %s → %s", rss, cpu, genD.Seconds(), before, measure.LoadAvg()))
 	}
 	if *avroToo {
 		// Runs come in pairs (JSON, Avro) then (Avro, JSON), ...: each
@@ -525,18 +372,18 @@ func benchLatency(ctx context.Context, pg *testenv.Postgres) error {
 	}
 	dir, _ := os.MkdirTemp("", "connectd-bench-")
 	defer os.RemoveAll(dir)
-	d, err := startDaemon(dir)
+	d, err := measure.Start(*bin, dir, 0)
 	if err != nil {
 		return err
 	}
-	defer d.stop()
-	if err := d.create("lat", connector(pg, "lat_t", "no_data")); err != nil {
+	defer d.Stop()
+	if err := d.Create("lat", connector(pg, "lat_t", "no_data")); err != nil {
 		return err
 	}
 	if err := waitSlot(ctx, pg, "slot_lat_t"); err != nil {
 		return err
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafka), kgo.ConsumeTopics("bench.public.lat_t"), kgo.AllowAutoTopicCreation(),
+	cl, err := kgo.NewClient(kgo.SeedBrokers(d.Kafka), kgo.ConsumeTopics("bench.public.lat_t"), kgo.AllowAutoTopicCreation(),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxWait(10*time.Millisecond))
 	if err != nil {
 		return err
@@ -610,6 +457,6 @@ func benchLatency(ctx context.Context, pg *testenv.Postgres) error {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	q := func(p float64) time.Duration { return lat[int(p*float64(len(lat)-1))] }
 	fmt.Printf("latency at %d tx/s            p50 %v  p99 %v  max %v  (%d events; commit → consumer, includes the consumer's fetch)   peak RSS %.0f MiB\n",
-		*rate, q(0.5).Round(100*time.Microsecond), q(0.99).Round(100*time.Microsecond), lat[len(lat)-1].Round(time.Millisecond), len(lat), d.peakRSS())
+		*rate, q(0.5).Round(100*time.Microsecond), q(0.99).Round(100*time.Microsecond), lat[len(lat)-1].Round(time.Millisecond), len(lat), d.PeakRSS())
 	return nil
 }

@@ -3,27 +3,20 @@ package mysql
 import (
 	"context"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/sourcelag"
 	"github.com/go-mysql-org/go-mysql/client"
 )
 
 var _ connect.SourceTaskMetricsProvider = (*Task)(nil)
 
-// defaultBinlogLagInterval is how often the task reads the server's binlog
-// position for the lag in bytes.
-const defaultBinlogLagInterval = 2 * time.Second
-
-// binlogLag is the distance between the server's binlog position and the
-// position the worker committed, written by the lag poller and Commit,
-// read by Metrics from any goroutine.
+// binlogLag is the latest reading of the binlog bytes between the
+// server's position and the position the worker committed
+// (sourcelag.Gauge), and that committed position, written by Commit and
+// read by the lag poller.
 type binlogLag struct {
-	ready    atomic.Bool  // Start set records/done
-	bytes    atomic.Int64 // distance in bytes; -1 unknown
-	at       atomic.Int64 // Unix ns of the reading, 0 none
-	interval time.Duration
+	sourcelag.Gauge
 
 	mu   sync.Mutex
 	file string // committed binlog file ("" = none yet)
@@ -36,22 +29,7 @@ type binlogLag struct {
 // over SHOW BINARY LOGS sizes across files; unknown when the committed
 // file was purged). MySQL has no slot: RetainedBytes is unknown (-1).
 func (t *Task) Metrics() connect.SourceTaskMetrics {
-	m := connect.SourceTaskMetrics{ReplicationLagBytes: -1, RetainedBytes: -1}
-	if !t.lag.ready.Load() {
-		return m
-	}
-	m.QueueTotalCapacity = cap(t.records)
-	m.QueueRemainingCapacity = cap(t.records) - len(t.records)
-	select {
-	case <-t.done:
-	default:
-		m.Connected = true
-	}
-	if at := t.lag.at.Load(); at != 0 {
-		m.ReplicationLagBytes = t.lag.bytes.Load()
-		m.LagSampledAt = time.Unix(0, at)
-	}
-	return m
+	return t.lag.Metrics(t.records, t.done)
 }
 
 // committed records the binlog position of a committed offset.
@@ -99,50 +77,37 @@ type binlogFile struct {
 // startBinlogLag starts the lag poller on a connection of its own; the
 // returned channel is closed once it stopped (ctx ended).
 func (t *Task) startBinlogLag(ctx context.Context, p plan) <-chan struct{} {
-	done := make(chan struct{})
 	if !p.stream {
-		close(done)
-		return done
+		return sourcelag.Stopped()
 	}
-	iv := t.lag.interval
-	if iv <= 0 {
-		iv = defaultBinlogLagInterval
-	}
-	go func() {
-		defer close(done)
-		var conn *client.Conn
-		defer func() {
-			if conn != nil {
-				conn.Close()
-			}
-		}()
-		tick := time.NewTicker(iv)
-		defer tick.Stop()
-		for {
-			t.lag.mu.Lock()
-			file, pos := t.lag.file, t.lag.pos
-			t.lag.mu.Unlock()
-			if file != "" && conn == nil {
-				conn, _ = t.connect(ctx)
-			}
-			if file != "" && conn != nil {
-				if d, err := readBinlogDistance(conn, file, pos); err == nil {
-					t.lag.bytes.Store(d)
-					t.lag.at.Store(time.Now().UnixNano())
-				} else {
-					t.log.Debug("reading the binlog position for the lag", "err", err)
-					conn.Close()
-					conn = nil
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
+	var conn *client.Conn
+	read := func(ctx context.Context) {
+		t.lag.mu.Lock()
+		file, pos := t.lag.file, t.lag.pos
+		t.lag.mu.Unlock()
+		if file == "" {
+			return
 		}
-	}()
-	return done
+		if conn == nil {
+			conn, _ = t.connect(ctx)
+		}
+		if conn == nil {
+			return
+		}
+		if d, err := readBinlogDistance(conn, file, pos); err == nil {
+			t.lag.Store(d, -1)
+		} else {
+			t.log.Debug("reading the binlog position for the lag", "err", err)
+			conn.Close()
+			conn = nil
+		}
+	}
+	release := func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}
+	return t.lag.Poll(ctx, read, release)
 }
 
 func readBinlogDistance(conn *client.Conn, file string, pos int64) (int64, error) {

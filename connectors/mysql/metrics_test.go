@@ -40,7 +40,7 @@ func TestMetricsQueueAndBinlogLag(t *testing.T) {
 		t.Fatal(err)
 	}
 	task := newTask(flavorMariaDB)
-	task.lag.interval = 100 * time.Millisecond
+	task.lag.Interval = 100 * time.Millisecond
 	if err := task.Start(ctx, taskCtx{&memOffsets{}}, baseConfig(m)); err != nil {
 		t.Fatal(err)
 	}

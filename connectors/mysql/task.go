@@ -95,7 +95,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	t.partition = map[string]any{"server": t.cfg.topicPrefix}
 	t.records = make(chan *connect.SourceRecord, t.cfg.maxQueueSize)
 	t.done = make(chan struct{})
-	t.lag.ready.Store(true)
+	t.lag.SetReady()
 	t.schemas = map[string]*tableSchema{}
 	t.catalog = catalog{}
 	t.parser = parser.New()

@@ -18,7 +18,7 @@ func TestMetricsSnapshotQueueAndSlotLag(t *testing.T) {
 	pg := testenv.PostgresT(t)
 	setupShop(t, pg)
 	task := NewTask()
-	task.lag.interval = 100 * time.Millisecond
+	task.lag.Interval = 100 * time.Millisecond
 	if m := task.Metrics(); m.Connected || m.QueueTotalCapacity != 0 || m.ReplicationLagBytes != -1 || m.Snapshot != nil {
 		t.Fatalf("before Start: %+v", m)
 	}

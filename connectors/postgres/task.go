@@ -125,7 +125,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	t.partition = map[string]any{"server": t.cfg.topicPrefix}
 	t.records = make(chan *connect.SourceRecord, t.cfg.maxQueueSize)
 	t.done = make(chan struct{})
-	t.lag.ready.Store(true)
+	t.lag.SetReady()
 	defer func() {
 		if err != nil {
 			t.closeConns()

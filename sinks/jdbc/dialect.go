@@ -2,6 +2,12 @@ package jdbc
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"github.com/connectd/connectd/connect"
 )
 
 // writeKind is the statement an op runs.
@@ -42,4 +48,68 @@ type dialect interface {
 	// folds unquoted names to lower case unless quote.identifiers).
 	storedName(name string) string
 	close()
+}
+
+// createTableSQL is CREATE TABLE IF NOT EXISTS table with key's columns
+// first and as the PRIMARY KEY (none when key is empty), then cols; ident
+// quotes a name and columnDef is one column's definition (name, type,
+// nullability) in the dialect's SQL.
+func createTableSQL(table string, key, cols []field, ident func(string) string, columnDef func(f field, inKey bool) string) string {
+	var defs, pk []string
+	for _, k := range key {
+		defs = append(defs, columnDef(k, true))
+		pk = append(pk, ident(k.name))
+	}
+	for _, c := range cols {
+		defs = append(defs, columnDef(c, false))
+	}
+	if len(pk) > 0 {
+		defs = append(defs, "PRIMARY KEY ("+strings.Join(pk, ", ")+")")
+	}
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", ident(table), strings.Join(defs, ", "))
+}
+
+// columnRows is the part of *sql.Rows and pgx.Rows that scanColumns reads.
+type columnRows interface {
+	Next() bool
+	Scan(dest ...any) error
+}
+
+// scanColumns reads rows of (column name, SQL type) into a map; the
+// caller checks the rows' Err.
+func scanColumns(rows columnRows) (map[string]string, error) {
+	out := map[string]string{}
+	for rows.Next() {
+		var n, t string
+		if err := rows.Scan(&n, &t); err != nil {
+			return nil, err
+		}
+		out[n] = t
+	}
+	return out, nil
+}
+
+// retriableBy wraps err in *connect.RetriableError when a new connection
+// or a later attempt may cure it. byDatabase classifies the database's own
+// errors (SQL state or error number, the driver's lost-connection
+// errors): known says it decided, retry what. Errors it does not know are
+// retriable when they are network errors (net.Error). nil stays nil and
+// an error already retriable is returned as it is.
+func retriableBy(err error, byDatabase func(error) (retry, known bool)) error {
+	if err == nil {
+		return nil
+	}
+	var re *connect.RetriableError
+	if errors.As(err, &re) {
+		return err
+	}
+	retry, known := byDatabase(err)
+	if !known {
+		var ne net.Error
+		retry = errors.As(err, &ne)
+	}
+	if retry {
+		return &connect.RetriableError{Err: err}
+	}
+	return err
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -77,13 +76,9 @@ func (d *mysqlDialect) columns(ctx context.Context, table string) (map[string]st
 		return nil, false, retriableMySQL(err)
 	}
 	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var n, t string
-		if err := rows.Scan(&n, &t); err != nil {
-			return nil, false, err
-		}
-		out[n] = t
+	out, err := scanColumns(rows)
+	if err != nil {
+		return nil, false, err
 	}
 	return out, len(out) > 0, retriableMySQL(rows.Err())
 }
@@ -147,25 +142,18 @@ func mysqlType(s *connect.Schema, inKey bool) string {
 	return "longtext"
 }
 
+// columnDef is f's column definition: key columns NOT NULL with bounded
+// types, others NOT NULL or NULL as the schema's optionality says.
+func (d *mysqlDialect) columnDef(f field, inKey bool) string {
+	def := d.ident(f.name) + " " + mysqlType(f.schema, inKey)
+	if inKey || !f.schema.Optional {
+		return def + " NOT NULL"
+	}
+	return def + " NULL"
+}
+
 func (d *mysqlDialect) createTable(ctx context.Context, table string, key, cols []field) error {
-	var defs, pk []string
-	for _, k := range key {
-		defs = append(defs, d.ident(k.name)+" "+mysqlType(k.schema, true)+" NOT NULL")
-		pk = append(pk, d.ident(k.name))
-	}
-	for _, c := range cols {
-		def := d.ident(c.name) + " " + mysqlType(c.schema, false)
-		if !c.schema.Optional {
-			def += " NOT NULL"
-		} else {
-			def += " NULL"
-		}
-		defs = append(defs, def)
-	}
-	if len(pk) > 0 {
-		defs = append(defs, "PRIMARY KEY ("+strings.Join(pk, ", ")+")")
-	}
-	_, err := d.db.ExecContext(ctx, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", d.ident(table), strings.Join(defs, ", ")))
+	_, err := d.db.ExecContext(ctx, createTableSQL(table, key, cols, d.ident, d.columnDef))
 	return retriableMySQL(err)
 }
 
@@ -321,26 +309,21 @@ func (d *mysqlDialect) applyOp(ctx context.Context, tx *sql.Tx, op tableOp) erro
 }
 
 // retriableMySQL wraps network errors, a bad connection and MySQL's
-// deadlock (1213), lock wait timeout (1205) and server-gone errors.
+// deadlock (1213), lock wait timeout (1205) and server-gone (2006, 2013)
+// errors (retriableBy).
 func retriableMySQL(err error) error {
-	if err == nil {
-		return nil
-	}
-	var re *connect.RetriableError
-	if errors.As(err, &re) {
-		return err
-	}
-	var me *mysql.MySQLError
-	if errors.As(err, &me) {
-		switch me.Number {
-		case 1205, 1213, 2006, 2013:
-			return &connect.RetriableError{Err: err}
+	return retriableBy(err, func(err error) (retry, known bool) {
+		var me *mysql.MySQLError
+		if errors.As(err, &me) {
+			switch me.Number {
+			case 1205, 1213, 2006, 2013:
+				return true, true
+			}
+			return false, true
 		}
-		return err
-	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "bad connection") {
-		return &connect.RetriableError{Err: err}
-	}
-	return err
+		if errors.Is(err, mysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "bad connection") {
+			return true, true
+		}
+		return false, false
+	})
 }

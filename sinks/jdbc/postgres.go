@@ -69,13 +69,9 @@ func (d *postgresDialect) columns(ctx context.Context, table string) (map[string
 	if err != nil {
 		return nil, false, retriable(err)
 	}
-	out := map[string]string{}
-	for rows.Next() {
-		var n, t string
-		if err := rows.Scan(&n, &t); err != nil {
-			return nil, false, err
-		}
-		out[n] = t
+	out, err := scanColumns(rows)
+	if err != nil {
+		return nil, false, err
 	}
 	return out, true, retriable(rows.Err())
 }
@@ -143,18 +139,7 @@ func (d *postgresDialect) columnDef(f field, inKey bool) string {
 }
 
 func (d *postgresDialect) createTable(ctx context.Context, table string, key, cols []field) error {
-	var defs, pk []string
-	for _, k := range key {
-		defs = append(defs, d.columnDef(k, true))
-		pk = append(pk, d.ident(k.name))
-	}
-	for _, c := range cols {
-		defs = append(defs, d.columnDef(c, false))
-	}
-	if len(pk) > 0 {
-		defs = append(defs, "PRIMARY KEY ("+strings.Join(pk, ", ")+")")
-	}
-	_, err := d.conn.Exec(ctx, fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", d.ident(table), strings.Join(defs, ", ")))
+	_, err := d.conn.Exec(ctx, createTableSQL(table, key, cols, d.ident, d.columnDef))
 	return retriable(err)
 }
 
@@ -273,29 +258,23 @@ func (d *postgresDialect) statement(op tableOp, types map[string]string) (string
 	return sql, args, nil
 }
 
-// retriable wraps errors a new connection or a later attempt may cure:
-// network errors and PostgreSQL's connection exception (08), serialization
-// failure / deadlock (40), insufficient resources (53) and operator
-// intervention (57) classes.
+// retriable wraps errors a new connection or a later attempt may cure
+// (retriableBy): network errors, a closed connection and PostgreSQL's
+// connection exception (08), serialization failure / deadlock (40),
+// insufficient resources (53) and operator intervention (57) classes.
 func retriable(err error) error {
-	if err == nil {
-		return nil
-	}
-	var re *connect.RetriableError
-	if errors.As(err, &re) {
-		return err
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		switch pe.Code[:2] {
-		case "08", "40", "53", "57":
-			return &connect.RetriableError{Err: err}
+	return retriableBy(err, func(err error) (retry, known bool) {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) {
+			switch pe.Code[:2] {
+			case "08", "40", "53", "57":
+				return true, true
+			}
+			return false, true
 		}
-		return err
-	}
-	var ne net.Error
-	if errors.As(err, &ne) || pgconn.SafeToRetry(err) || errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "conn closed") {
-		return &connect.RetriableError{Err: err}
-	}
-	return err
+		if pgconn.SafeToRetry(err) || errors.Is(err, net.ErrClosed) || strings.Contains(err.Error(), "conn closed") {
+			return true, true
+		}
+		return false, false
+	})
 }
