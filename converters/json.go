@@ -16,9 +16,6 @@ import (
 	"github.com/connectd/connectd/connect"
 )
 
-// endOfEpochDay is 24:00:00 of the Connect Time epoch day, a Time value.
-var endOfEpochDay = time.Date(1970, 1, 2, 0, 0, 0, 0, time.UTC)
-
 // JSONConverterClass is the Kafka Connect class name of the JSON converter.
 const JSONConverterClass = "org.apache.kafka.connect.json.JsonConverter"
 
@@ -246,11 +243,6 @@ func (c *JSONConverter) writeValue(b *bytes.Buffer, s *connect.Schema, v any) er
 	case connect.TimeName:
 		if t, ok := v.(time.Time); ok {
 			ms := (int64(t.Hour())*3600+int64(t.Minute())*60+int64(t.Second()))*1000 + int64(t.Nanosecond()/1e6)
-			if u := t.UTC(); u.Equal(endOfEpochDay) {
-				// 24:00:00 (PostgreSQL allows it): Kafka's Time.fromLogical
-				// accepts up to MILLIS_PER_DAY inclusive.
-				ms = 86400000
-			}
 			writeInt(b, ms)
 			return nil
 		}
