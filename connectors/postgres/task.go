@@ -349,9 +349,7 @@ func (t *Task) plan(ctx context.Context, prev *offset) (plan, error) {
 	if slot.exists {
 		// Keep the slot (its position may matter to others, and dropping it
 		// is not ours to decide): a temporary slot exports a snapshot at its
-		// consistent point C, and the stream starts the kept slot at C. Both
-		// decide with the same rule which transactions are decoded from C on,
-		// so the snapshot→stream handoff stays exact (invariant 2).
+		// consistent point C.
 		p.tempSlot = fmt.Sprintf("connectd_snapshot_%d", t.repl.PID())
 		res, err = t.createSlot(ctx, p.tempSlot, true, true)
 	} else {
@@ -365,7 +363,56 @@ func (t *Task) plan(ctx context.Context, prev *offset) (plan, error) {
 		return plan{}, fmt.Errorf("postgres: slot consistent point %q: %w", res.ConsistentPoint, err)
 	}
 	p.snapshotName, p.snapshotLSN, p.startLSN = res.SnapshotName, int64(lsn), int64(lsn)
+	if slot.exists {
+		p.startLSN = snapshotStreamStart(slot.confirmedFlush, int64(lsn))
+		if prev != nil && !inProgress {
+			// A stored offset (of the stream or of a completed snapshot)
+			// the slot still has: the changes before it are in Kafka, so
+			// the stream resumes there (fewer changes delivered twice),
+			// skipping what it had delivered.
+			if start, ok := prev.confirmLSN(); ok && start >= p.startLSN && start < int64(lsn) {
+				p.startLSN, p.resume, p.lastCommit = start, newResumeFilter(prev), prev.lsnCommit
+			}
+		}
+		// The snapshot's offsets carry the stream's start, so that a
+		// restart after the completed snapshot streams from there too.
+		p.snapshotLSN = p.startLSN
+		if p.startLSN < int64(lsn) {
+			t.log.Info("the kept replication slot has not confirmed the changes before the snapshot; they are streamed again after it (at-least-once: a change already in Kafka may be delivered twice, none is lost)",
+				"slot", c.slotName, "confirmed_flush_lsn", pglogrepl.LSN(slot.confirmedFlush).String(), "stream_start_lsn", pglogrepl.LSN(p.startLSN).String(), "snapshot_lsn", pglogrepl.LSN(lsn).String())
+		}
+	}
 	return p, nil
+}
+
+// snapshotStreamStart returns where the kept slot is streamed after a
+// snapshot exported by a temporary slot at consistentPoint: the kept slot's
+// confirmed_flush_lsn (confirmed; 0 when unknown) when it is before the
+// consistent point, else the consistent point.
+//
+// Starting at the consistent point would make the snapshot→stream handoff
+// exact (invariant 2), but it loses changes (invariant 1): the slot confirms
+// a position only after every record up to it is in Kafka with its offset
+// stored, so changes after confirmed_flush_lsn may have been emitted by the
+// run that died (its offsets not yet flushed, the reason this start has
+// no usable offset and snapshots again). A row that run inserted and that
+// was deleted before the consistent point is absent from the snapshot, and
+// PostgreSQL skips every transaction committed before the requested start
+// (SnapBuildXactNeedsSkip), so its delete would never be emitted and the
+// row would stay in every sink (integration TestJdbcSinkConvergesAfterSIGKILL).
+// Streaming from confirmed_flush_lsn emits those changes again after the
+// snapshot; sinks converge since the stream reaches the same state.
+// Debezium's PostgresSnapshotChangeEventSource.getTransactionStartLsn does
+// the same for an existing slot when the snapshotter's
+// shouldStreamEventsStartingFromSnapshot is false ("Allow streaming to
+// resume from where streaming stopped last rather than where the current
+// snapshot starts"); its default streams from pg_current_wal_lsn() at the
+// snapshot, which has the loss above, and invariant 1 rules that out.
+func snapshotStreamStart(confirmedFlush, consistentPoint int64) int64 {
+	if confirmedFlush > 0 && confirmedFlush < consistentPoint {
+		return confirmedFlush
+	}
+	return consistentPoint
 }
 
 // createSlot creates the logical slot (pgoutput) on the replication
