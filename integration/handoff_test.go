@@ -59,7 +59,17 @@ func testHandoff(t *testing.T, rows, killAfter int) {
 		}
 	}()
 	time.Sleep(200 * time.Millisecond)
-	code, body := d.do("POST", "/connectors", map[string]any{"name": "items", "config": pgConnector(pg, map[string]string{"table.include.list": "inventory.items"})})
+	cfg := map[string]string{"table.include.list": "inventory.items"}
+	if killAfter == 1 {
+		// The kill must land inside the snapshot: a snapshot that finishes
+		// (and stores its offset) before the first record reaches the test's
+		// consumer would not be taken again. Debezium's select override
+		// makes the server pause 30 ms every 1000 rows (3 s in all), so the
+		// read stays in progress whatever the machine's speed.
+		cfg["snapshot.select.statement.overrides"] = "inventory.items"
+		cfg["snapshot.select.statement.overrides.inventory.items"] = `SELECT * FROM inventory.items WHERE id % 1000 <> 0 OR pg_sleep(0.03)::text = ''`
+	}
+	code, body := d.do("POST", "/connectors", map[string]any{"name": "items", "config": pgConnector(pg, cfg)})
 	if code != 201 {
 		t.Fatalf("create: %d %s", code, body)
 	}
