@@ -54,8 +54,14 @@ func testMariaDBHandoff(t *testing.T, rows, killAfter int) {
 		}
 	}()
 	time.Sleep(200 * time.Millisecond)
-	code, body := d.do("POST", "/connectors", map[string]any{"name": "items",
-		"config": mariaConnector(m, map[string]string{"table.include.list": "inventory.items"})})
+	cfg := map[string]string{"table.include.list": "inventory.items"}
+	if killAfter == 1 {
+		// The kill must land inside the snapshot (see testHandoff): the
+		// select override pauses the server 30 ms every 1000 rows.
+		cfg["snapshot.select.statement.overrides"] = "inventory.items"
+		cfg["snapshot.select.statement.overrides.inventory.items"] = "SELECT id, v, pad FROM inventory.items WHERE id % 1000 <> 0 OR SLEEP(0.03) = 0"
+	}
+	code, body := d.do("POST", "/connectors", map[string]any{"name": "items", "config": mariaConnector(m, cfg)})
 	if code != 201 {
 		t.Fatalf("create: %d %s", code, body)
 	}

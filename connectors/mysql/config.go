@@ -59,6 +59,7 @@ const (
 	KeyStoreOnlyCapturedTables = "schema.history.internal.store.only.captured.tables.ddl"
 	KeyStoreOnlyCapturedDBs    = "schema.history.internal.store.only.captured.databases.ddl"
 	KeySkippedOperations       = "skipped.operations"
+	KeySnapshotSelectOverrides = "snapshot.select.statement.overrides"
 
 	// Column keys shared with the PostgreSQL connector (connectors/internal/columns);
 	// column.mask.with.N.chars, column.truncate.to.N.chars and
@@ -204,6 +205,8 @@ func buildDef(f flavor) *connect.ConfigDef {
 			Doc: "Whether only DDL of captured tables (database.* and table.* filters) is stored in the schema history while streaming; DDL of other tables, and statements naming no table run in a database not captured, are left out. A table added to the filters later then has no structure in the history."}).
 		Define(connect.ConfigKey{Name: KeyStoreOnlyCapturedDBs, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "History Storage",
 			Doc: "Whether only DDL of captured databases (database.include.list / database.exclude.list) is stored in the schema history while streaming; false: DDL of every database. The snapshot records the captured tables only, whatever the setting."}).
+		Define(connect.ConfigKey{Name: KeySnapshotSelectOverrides, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Low, Group: "Connector",
+			Doc: "Tables (<database>.<table>) whose snapshot SELECT is given by snapshot.select.statement.overrides.<database>.<table>, as Debezium's MySQL connector: the statement must return the table's columns in the table's order (rows are read by position)."}).
 		Define(connect.ConfigKey{Name: KeySkippedOperations, Type: connect.TypeList, Default: connect.Str("t"), Importance: connect.Low, Group: "Connector",
 			Doc: "Operations not emitted while streaming: c (insert), u (update), d (delete), t (truncate; connectd emits no truncate events for MySQL), or none. Snapshot reads are always emitted. Skipped row events still advance the offset.",
 			Validator: func(v string) string {
@@ -319,6 +322,7 @@ func (e *ConfigError) Error() string {
 
 // config is a validated connector configuration.
 type config struct {
+	selectOverrides      map[string]string // snapshot.select.statement.overrides.<db>.<table>
 	host, user, password string
 	port                 int
 	serverID             uint32
@@ -389,6 +393,12 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 	}
 	c.storeOnlyTables, c.storeOnlyDBs = p.Bool(KeyStoreOnlyCapturedTables), p.Bool(KeyStoreOnlyCapturedDBs)
 	c.rules, _ = columns.Parse(cfg)
+	c.selectOverrides = map[string]string{}
+	for _, id := range p.List(KeySnapshotSelectOverrides) {
+		if q := strings.TrimSpace(cfg[KeySnapshotSelectOverrides+"."+id]); q != "" {
+			c.selectOverrides[id] = q
+		}
+	}
 	for _, op := range p.List(KeySkippedOperations) {
 		if op = strings.ToLower(op); op == "none" {
 			c.skipped = skippedOps{}

@@ -122,6 +122,9 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 			cols[i] = quoteIdent(col.Name)
 		}
 		q := "SELECT " + strings.Join(cols, ", ") + " FROM " + quoteIdent(tables[ti][0]) + "." + quoteIdent(tables[ti][1])
+		if o, ok := t.cfg.selectOverrides[tables[ti][0]+"."+tables[ti][1]]; ok {
+			q = o
+		}
 		var pending *connect.SourceRecord
 		n := 0
 		mark := func(r *connect.SourceRecord, first, last bool) {
