@@ -39,8 +39,10 @@ func (h *history) samples() []Sample {
 	return append(append([]Sample(nil), h.buf[h.next:]...), h.buf[:h.next]...)
 }
 
-// aggregate sums a connector's task snapshots into one sample at now.
-func aggregate(now time.Time, tasks []TaskSnapshot) Sample {
+// aggregate sums a connector's task snapshots into one sample at now. A
+// sink task's records put count as written and its consumer lag as events
+// behind.
+func aggregate(now time.Time, tasks []TaskSnapshot, sinks []sinkSnapshot) Sample {
 	s := Sample{T: now.UnixMilli(), LagBytes: -1, BehindSourceMs: -1, latency: make([]uint64, len(LatencyBuckets)+1)}
 	for _, t := range tasks {
 		s.Written += t.Written
@@ -58,6 +60,12 @@ func aggregate(now time.Time, tasks []TaskSnapshot) Sample {
 			}
 		}
 	}
+	for _, sk := range sinks {
+		s.Written += sk.sent
+		s.Errors += sk.errs
+		s.DeadLetters += sk.dlq
+		s.EventsBehind += sk.lagTotal
+	}
 	return s
 }
 
@@ -70,16 +78,28 @@ func (r *Registry) Sample() {
 	for _, s := range snaps {
 		by[s.Connector] = append(by[s.Connector], s)
 	}
+	sinks := map[string][]sinkSnapshot{}
+	for _, s := range r.sinkSnapshots() {
+		sinks[s.connector] = append(sinks[s.connector], s)
+	}
 	n := int(r.keep/r.interval) + 1
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for c, ts := range by {
+	add := func(c string) {
 		h, ok := r.hist[c]
 		if !ok {
 			h = newHistory(n)
 			r.hist[c] = h
 		}
-		h.add(aggregate(now, ts))
+		h.add(aggregate(now, by[c], sinks[c]))
+	}
+	for c := range by {
+		add(c)
+	}
+	for c := range sinks {
+		if _, ok := by[c]; !ok {
+			add(c)
+		}
 	}
 }
 

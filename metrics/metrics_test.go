@@ -201,7 +201,20 @@ func TestSinkTaskHooks(t *testing.T) {
 		t.Fatalf("consumer lag series %d %v", n, err)
 	}
 	c := r.Summary().Connectors[0]
-	if c.EventsBehind != 1100 || c.Written != 8 || c.DeadLetters != 2 || c.Colour != Amber {
+	if c.EventsBehind != 1100 || c.Written != 8 || c.DeadLetters != 2 || c.Polled != 10 || c.Colour != Amber {
 		t.Fatalf("sink summary %+v", c)
+	}
+	// The history (the dashboard's chart) samples a sink-only connector too.
+	r.Sample()
+	if h := r.Summary().Connectors[0].History; len(h) != 1 || h[0].EventsBehind != 1100 || h[0].Written != 8 || h[0].DeadLetters != 2 {
+		t.Fatalf("sink history %+v", h)
+	}
+	// A revoked partition's lag leaves with it.
+	st.ForgetPartitions(map[string][]int32{"orders": {1}})
+	if n, err := testutil.GatherAndCount(r.Gatherer(), "connectd_sink_consumer_lag"); err != nil || n != 1 {
+		t.Fatalf("consumer lag series after revocation %d %v", n, err)
+	}
+	if c := r.Summary().Connectors[0]; c.EventsBehind != 700 || c.Colour != Green {
+		t.Fatalf("sink summary after revocation %+v", c)
 	}
 }

@@ -86,6 +86,21 @@ func (t *SinkTask) ConsumerLag(topic string, partition int32, lag int64) {
 	t.mu.Unlock()
 }
 
+// ForgetPartitions drops the consumer lag of partitions the task no longer
+// consumes (revoked or lost in a rebalance): another task reports them.
+func (t *SinkTask) ForgetPartitions(parts map[string][]int32) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	for topic, ps := range parts {
+		for _, p := range ps {
+			delete(t.lag, topicPartition{topic, p})
+		}
+	}
+	t.mu.Unlock()
+}
+
 // sinkSnapshot is a SinkTask's counters at one moment.
 type sinkSnapshot struct {
 	connector             string

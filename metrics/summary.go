@@ -131,16 +131,13 @@ func (r *Registry) connectorSummary(now time.Time, cs ConnectorState, tasks []Ta
 	for _, t := range cs.Tasks {
 		c.Tasks = append(c.Tasks, TaskSummary{ID: t.ID, State: t.State, WorkerID: t.WorkerID, Trace: t.Trace})
 	}
-	cur := aggregate(now, tasks)
+	// A sink's consumer lag counts as events behind and its records put as
+	// written (aggregate); its records read from Kafka as polled.
+	cur := aggregate(now, tasks, sinks)
 	c.LagBytes, c.BehindSourceMs, c.EventsBehind = cur.LagBytes, cur.BehindSourceMs, cur.EventsBehind
 	c.Written, c.Errors, c.DeadLetters = cur.Written, cur.Errors, cur.DeadLetters
 	for _, sk := range sinks {
-		// A sink: consumer lag is its events behind; records put count as written.
-		c.EventsBehind += sk.lagTotal
 		c.Polled += sk.read
-		c.Written += sk.sent
-		c.Errors += sk.errs
-		c.DeadLetters += sk.dlq
 	}
 	for _, t := range tasks {
 		c.EventsSeen += t.EventsSeen
