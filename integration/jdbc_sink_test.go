@@ -502,6 +502,37 @@ func TestJdbcSinkDeadLetterQueue(t *testing.T) {
 	if !strings.Contains(d.log.String(), "Error encountered in task sink-all-0. Executing stage 'VALUE_CONVERTER'") {
 		t.Errorf("errors.log.enable=true did not log the failure")
 	}
+	// /metrics: the five records were read once (sink-record-read-total
+	// counts before conversion, the poison record included); four were
+	// put (sink-record-send-total counts every record handed to a Put that
+	// returned, WorkerSinkTask.recordBatch, the one the task then reported
+	// included); two record errors (total-record-errors) and two dead
+	// letter records (deadletterqueue-produce-requests); the consumer lag
+	// of orders-0 (high watermark - position) is 0 once record 5 is polled.
+	sinkSer := func(name string, labels ...string) string {
+		ls := append([]string{"connector=sink-all", "task=0"}, labels...)
+		sort.Strings(ls)
+		return name + "{" + strings.Join(ls, ",") + "}"
+	}
+	lagSeries := sinkSer("connectd_sink_consumer_lag", "topic=orders", "partition=0")
+	m := d.waitMetric(sinkSer("connectd_sink_record_send_total"), "4 records put", eq(4))
+	if v, ok := m[lagSeries]; !ok || v != 0 {
+		t.Errorf("%s = %v (present %v), want 0", lagSeries, v, ok)
+	}
+	for series, want := range map[string]float64{
+		sinkSer("connectd_sink_record_read_total"):                      5,
+		sinkSer("connectd_sink_task_errors_total"):                      2,
+		sinkSer("connectd_sink_deadletterqueue_produce_requests_total"): 2,
+	} {
+		if v, ok := m[series]; !ok || v != want {
+			t.Errorf("%s = %v (present %v), want %v", series, v, ok, want)
+		}
+	}
+	for _, c := range d.summary().Connectors {
+		if c.Name == "sink-all" && (c.Polled != 5 || c.Written != 4 || c.Errors != 2 || c.DeadLetters != 2 || c.EventsBehind != 0) {
+			t.Errorf("summary of sink-all: polled %d written %d errors %d dead letters %d behind %d", c.Polled, c.Written, c.Errors, c.DeadLetters, c.EventsBehind)
+		}
+	}
 
 	// errors.tolerance=none: the same poison record fails the task.
 	cfg2 := jdbcSinkConfig(url, pg.User, "", "orders", map[string]string{"collection.name.format": "orders_none"})
@@ -511,6 +542,19 @@ func TestJdbcSinkDeadLetterQueue(t *testing.T) {
 	st := d.waitTaskState("sink-none", "FAILED")
 	if !strings.Contains(st.Tasks[0].Trace, "Tolerance exceeded in error handler") {
 		t.Fatalf("trace %q", st.Tasks[0].Trace)
+	}
+	// The task failure is an error of sink-none.
+	if v := d.scrape()[`connectd_sink_task_errors_total{connector=sink-none,task=0}`]; v < 1 {
+		t.Errorf("sink-none errors %v, want >= 1 (the task failure)", v)
+	}
+	// Deleting a sink connector removes its series, as a source's.
+	if code, b := d.do("DELETE", "/connectors/sink-all", nil); code != 204 {
+		t.Fatalf("delete: %d %s", code, b)
+	}
+	for k := range d.scrape() {
+		if strings.Contains(k, "connector=sink-all,") && strings.HasPrefix(k, "connectd_sink_") {
+			t.Errorf("series %s still exported after the connector was deleted", k)
+		}
 	}
 }
 

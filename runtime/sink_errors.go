@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/metrics"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -53,6 +54,9 @@ type sinkErrorHandler struct {
 	dlqRF       int16
 	producer    *kgo.Client
 	log         *slog.Logger
+	// metrics counts the tolerated record errors and the records written
+	// to the dead letter queue.
+	metrics *metrics.SinkTask
 	// originals maps the records of the batch being put to their consumed
 	// records, so that Report writes the original bytes, as
 	// WorkerErrantRecordReporter does.
@@ -95,6 +99,9 @@ func (h *sinkErrorHandler) handle(ctx context.Context, r *kgo.Record, stage Stag
 	if !h.tolerateAll {
 		return &TaskError{Stage: stage, Err: fmt.Errorf("Tolerance exceeded in error handler: %w", cause)}
 	}
+	// total-record-errors; a failure that is not tolerated is counted once,
+	// as the task's failure (workerSinkTask.run).
+	h.metrics.Error()
 	if h.logEnable {
 		attrs := []any{"task", h.id, "stage", stage, "class", class, "topic", r.Topic, "partition", r.Partition, "offset", r.Offset, "err", cause}
 		if h.logMessages {
@@ -110,6 +117,7 @@ func (h *sinkErrorHandler) handle(ctx context.Context, r *kgo.Record, stage Stag
 	if err := h.sendDLQ(ctx, r, stage, class, cause); err != nil {
 		return &TaskError{Stage: stage, Err: fmt.Errorf("writing to the dead letter queue %s: %w", h.dlqTopic, err)}
 	}
+	h.metrics.DeadLetter(1)
 	h.skippedCount++
 	return nil
 }

@@ -32,6 +32,9 @@ func (h *Herder) startSinkTask(ctx context.Context, rt *runningTask, id TaskID, 
 			maxPoll = n
 		}
 	}
+	// The same monitoring state across restarts of the task; deleting the
+	// connector removes it (Herder's RemoveConnector call).
+	tm := h.metrics.SinkTask(id.Connector, id.Task)
 	newWorker := func() (supervisedWorker, error) {
 		chain, err := transforms.NewChain(connCfg)
 		if err != nil {
@@ -41,9 +44,10 @@ func (h *Herder) startSinkTask(ctx context.Context, rt *runningTask, id TaskID, 
 		if err != nil {
 			return nil, err
 		}
+		errs.metrics = tm
 		return &workerSinkTask{
 			id: id, task: conn.NewTask(), cfg: cfg, connCfg: connCfg, keyConv: keyConv, valConv: valConv, chain: chain,
-			brokers: h.brokers, flushInt: h.flushInt, log: logger, gate: rt.gate, errs: errs, maxDelay: policy.maxDelay, maxPoll: maxPoll,
+			brokers: h.brokers, flushInt: h.flushInt, log: logger, gate: rt.gate, errs: errs, maxDelay: policy.maxDelay, maxPoll: maxPoll, metrics: tm,
 			setState: func(state, trace string) { h.putStatus(taskStatusKey(id), state, trace) },
 		}, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/metrics"
 	"github.com/connectd/connectd/transforms"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -58,6 +59,9 @@ type workerSinkTask struct {
 	// connector's consumer.override.max.poll.records when the worker's
 	// override policy allows it.
 	maxPoll int
+	// metrics is the task's monitoring state (records read and put, record
+	// errors and task failures, consumer lag), kept across restarts.
+	metrics *metrics.SinkTask
 
 	consumer *kgo.Client
 	// pending: per topic and partition, the offset after the last record
@@ -101,6 +105,10 @@ func (w *workerSinkTask) run(ctx context.Context) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = &TaskError{Stage: StageTaskPut, Err: fmt.Errorf("panic in sink task: %v\n%s", r, debug.Stack())}
+		}
+		if err != nil {
+			// A task failure counts as an error, as a source task's does.
+			w.metrics.Error()
 		}
 	}()
 	defer w.chain.Close()
@@ -174,6 +182,10 @@ func (w *workerSinkTask) run(ctx context.Context) (err error) {
 		var batch []*connect.SinkRecord
 		var polled []*kgo.Record
 		fetches.EachRecord(func(r *kgo.Record) { polled = append(polled, r) })
+		// sink-record-read-total counts records as consumed, before
+		// conversion and transformations (WorkerSinkTask.pollConsumer).
+		w.metrics.Read(len(polled))
+		w.recordLag(fetches)
 		originals := make(map[*connect.SinkRecord]*kgo.Record, len(polled))
 		for _, r := range polled {
 			sr, err := w.convert(ctx, r)
@@ -279,6 +291,10 @@ func (w *workerSinkTask) put(ctx context.Context, batch []*connect.SinkRecord) e
 		err := w.task.Put(ctx, batch)
 		if err == nil {
 			w.progressed.Store(true)
+			// sink-record-send-total: the whole batch once Put returned
+			// (WorkerSinkTask.deliverMessages' recordBatch), records the
+			// task reported as errant included.
+			w.metrics.Sent(len(batch))
 			return nil
 		}
 		var re *connect.RetriableError
@@ -293,6 +309,21 @@ func (w *workerSinkTask) put(ctx context.Context, batch []*connect.SinkRecord) e
 		case <-time.After(delay):
 		}
 	}
+}
+
+// recordLag sets the consumer lag of every partition a poll returned
+// records of: the partition's high watermark, as the fetch response
+// carried it, minus the position after the last record polled (the
+// consumer's records-lag). A partition without records in this poll keeps
+// its previous lag.
+func (w *workerSinkTask) recordLag(fetches kgo.Fetches) {
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if p.Err != nil || len(p.Records) == 0 {
+			return
+		}
+		pos := p.Records[len(p.Records)-1].Offset + 1
+		w.metrics.ConsumerLag(p.Topic, p.Partition, max(0, p.HighWatermark-pos))
+	})
 }
 
 func (w *workerSinkTask) markPut(r *kgo.Record) {
@@ -383,6 +414,7 @@ func (w *workerSinkTask) onLost(_ context.Context, _ *kgo.Client, lost map[strin
 }
 
 func (w *workerSinkTask) forget(parts map[string][]int32) {
+	w.metrics.ForgetPartitions(parts)
 	for t, ps := range parts {
 		for _, p := range ps {
 			delete(w.pending[t], p)

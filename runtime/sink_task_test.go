@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/metrics"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -161,6 +162,22 @@ func TestSinkTaskRetriesPutAndCommitsAfterFlush(t *testing.T) {
 	if st.Type != "sink" || st.Tasks[0].State != StateRunning {
 		t.Fatalf("status %+v", st)
 	}
+	// The sink's metrics: each record read once and put once, although two
+	// Puts failed (sink-record-send-total counts a batch when Put returned,
+	// WorkerSinkTask.deliverMessages); consumer lag 0 once all are polled.
+	found := false
+	for _, c := range w.Herder.Metrics().Summary().Connectors {
+		if c.Name != "rec" {
+			continue
+		}
+		found = true
+		if c.Polled != 300 || c.Written != 300 || c.EventsBehind != 0 || c.Errors != 0 {
+			t.Fatalf("sink metrics: read %d, sent %d, lag %d, errors %d; want 300, 300, 0, 0", c.Polled, c.Written, c.EventsBehind, c.Errors)
+		}
+	}
+	if !found {
+		t.Fatal("no summary for the sink connector rec")
+	}
 }
 
 func mustClient(t *testing.T, broker string) *kgo.Client {
@@ -173,3 +190,56 @@ func mustClient(t *testing.T, broker string) *kgo.Client {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// recordLag: per partition, the fetch's high watermark minus the position
+// after the last polled record (the consumer's records-lag); a partition
+// without records in a poll keeps its lag, a revoked one loses it.
+func TestSinkConsumerLagFromFetch(t *testing.T) {
+	reg := metrics.New()
+	w := &workerSinkTask{metrics: reg.SinkTask("s", 0)}
+	lag := func() map[string]float64 {
+		fams, err := reg.Gatherer().Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, f := range fams {
+			if f.GetName() != "connectd_sink_consumer_lag" {
+				continue
+			}
+			for _, m := range f.Metric {
+				l := map[string]string{}
+				for _, lp := range m.Label {
+					l[lp.GetName()] = lp.GetValue()
+				}
+				out[l["topic"]+"-"+l["partition"]] = m.Gauge.GetValue()
+			}
+		}
+		return out
+	}
+	recs := func(offs ...int64) []*kgo.Record {
+		var rs []*kgo.Record
+		for _, o := range offs {
+			rs = append(rs, &kgo.Record{Offset: o})
+		}
+		return rs
+	}
+	w.recordLag(kgo.Fetches{{Topics: []kgo.FetchTopic{{Topic: "a", Partitions: []kgo.FetchPartition{
+		{Partition: 0, HighWatermark: 10, Records: recs(3, 4)},
+		{Partition: 1, HighWatermark: 7, Records: recs(6)},
+	}}}}})
+	if got := lag(); len(got) != 2 || got["a-0"] != 5 || got["a-1"] != 0 {
+		t.Fatalf("lag %v, want a-0 = 10-5 = 5, a-1 = 7-7 = 0", got)
+	}
+	w.recordLag(kgo.Fetches{{Topics: []kgo.FetchTopic{{Topic: "a", Partitions: []kgo.FetchPartition{
+		{Partition: 0, HighWatermark: 12, Records: recs(5, 6, 7, 8, 9, 10, 11)},
+		{Partition: 1, HighWatermark: 9},
+	}}}}})
+	if got := lag(); got["a-0"] != 0 || got["a-1"] != 0 {
+		t.Fatalf("lag %v, want a-0 = 0, a-1 unchanged 0", got)
+	}
+	w.forget(map[string][]int32{"a": {0}})
+	if got := lag(); len(got) != 1 || got["a-1"] != 0 {
+		t.Fatalf("lag after revoking a-0: %v", got)
+	}
+}
