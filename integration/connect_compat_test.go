@@ -361,6 +361,7 @@ func waitCompat(t *testing.T, call func(string, string, any) (int, any), path, w
 	t.Helper()
 	deadline := time.Now().Add(90 * time.Second)
 	var last any
+	stable := false
 	for time.Now().Before(deadline) {
 		code, v := call("GET", path, nil)
 		last = v
@@ -386,8 +387,18 @@ func waitCompat(t *testing.T, call func(string, string, any) (int, any), path, w
 					states = append(states, fmt.Sprint(tk.(map[string]any)["state"]))
 				}
 				if fmt.Sprint(conn["state"])+"/"+strings.Join(states, ",") == want {
-					return
+					// The state must hold: right after a restart the status
+					// read may still be the one from before it, with the
+					// restart's RESTARTING/UNASSIGNED records yet to come
+					// (seen in CI: the next step then answered RESTARTING).
+					if stable {
+						return
+					}
+					stable = true
+					time.Sleep(time.Second)
+					continue
 				}
+				stable = false
 			}
 		}
 		time.Sleep(200 * time.Millisecond)
