@@ -21,12 +21,6 @@ import (
 // it, as Kafka Connect's zombie fencing.
 func TestExactlyOnceSourceRealKafka(t *testing.T) { testExactlyOnce(t, startKafka(t), 3) }
 
-// The same with the EMBEDDED broker, SIGKILLed five times: the broker dies
-// with the worker, so each kill leaves the task's transaction open in the
-// broker's log; at restart the broker writes its ABORT markers before the
-// worker reads the offsets topic (runtime/broker_recovery.go), as Kafka's
-// transaction coordinator would.
-func TestExactlyOnceSourceSurvivesSIGKILL(t *testing.T) { testExactlyOnce(t, "", 5) }
 
 // testExactlyOnce runs the test against bootstrap ("" = the embedded
 // broker), SIGKILLing the worker kills times.
