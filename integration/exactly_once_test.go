@@ -21,7 +21,6 @@ import (
 // it, as Kafka Connect's zombie fencing.
 func TestExactlyOnceSourceRealKafka(t *testing.T) { testExactlyOnce(t, startKafka(t), 3) }
 
-
 // testExactlyOnce runs the test against bootstrap ("" = the embedded
 // broker), SIGKILLing the worker kills times.
 func testExactlyOnce(t *testing.T, bootstrap string, kills int) {

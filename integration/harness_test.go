@@ -45,15 +45,16 @@ func TestMain(m *testing.M) {
 
 // daemon is one connectd process.
 type daemon struct {
-	t              *testing.T
-	cmd            *exec.Cmd
-	dataDir        string
-	rest           string // http://host:port
-	kafka          string // host:port
-	schemaRegistry string // host:port of the embedded schema registry
-	log            *syncBuffer
-	exited         chan struct{}
-	args           []string // extra arguments, e.g. -o key=value
+	registryRetries int // starts retried after the registry's port was taken
+	t               *testing.T
+	cmd             *exec.Cmd
+	dataDir         string
+	rest            string // http://host:port
+	kafka           string // host:port
+	schemaRegistry  string // host:port of the embedded schema registry
+	log             *syncBuffer
+	exited          chan struct{}
+	args            []string // extra arguments, e.g. -o key=value
 }
 
 type syncBuffer struct {
@@ -122,6 +123,14 @@ func (d *daemon) start() {
 		}
 		select {
 		case <-d.exited:
+			// The registry's free port can be taken between choosing it
+			// and connectd's bind (CI saw it once): choose another.
+			if l := d.log.String(); strings.Contains(l, "schema registry listener") && strings.Contains(l, "address already in use") && d.registryRetries < 3 {
+				d.registryRetries++
+				d.schemaRegistry = freeAddr(d.t)
+				d.start()
+				return
+			}
 			d.t.Fatalf("connectd exited at start:\n%s", d.log.String())
 		default:
 		}
