@@ -21,8 +21,10 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Version is the Kafka Connect version this API reports in GET /.
-const Version = "4.1.0"
+// Version is the Kafka Connect version this API reports in GET / and as the
+// version of the built-in converters: 4.3.0, the Kafka Connect release whose
+// REST API integration/testdata/connect-compat was captured from.
+const Version = "4.3.0"
 
 // Commit is the build commit reported in GET /; set with -ldflags.
 var Commit = "dev"
