@@ -25,6 +25,7 @@ func TestSIGKILLMidStreamLosesNothing(t *testing.T) {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	d.waitTaskState("inv", "RUNNING")
+	d.waitSnapshotDone("inv")
 
 	// Writer: 20 keys; each transaction inserts or bumps v of one key, so
 	// that per key the values 0,1,2,... must arrive in order.

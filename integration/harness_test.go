@@ -46,6 +46,7 @@ func TestMain(m *testing.M) {
 // daemon is one connectd process.
 type daemon struct {
 	registryRetries int // starts retried after the registry's port was taken
+	starts          int // processes started so far
 	t               *testing.T
 	cmd             *exec.Cmd
 	dataDir         string
@@ -103,13 +104,17 @@ func (d *daemon) start() {
 	}
 	d.exited = make(chan struct{})
 	go func() { d.cmd.Wait(); close(d.exited) }()
+	// Each start's log is printed on failure (a restart's log alone does
+	// not show what the killed process did).
+	d.starts++
+	n, lb, cmd, exited := d.starts, d.log, d.cmd, d.exited
 	d.t.Cleanup(func() {
-		if d.cmd.ProcessState == nil {
-			d.cmd.Process.Kill()
-			<-d.exited
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-exited
 		}
 		if d.t.Failed() {
-			d.t.Logf("connectd log:\n%s", d.log.String())
+			d.t.Logf("connectd log (start %d):\n%s", n, lb.String())
 		}
 	})
 	deadline := time.Now().Add(60 * time.Second)
@@ -213,6 +218,25 @@ func (d *daemon) waitTaskState(name, state string) connectorStatus {
 		}
 		if time.Now().After(deadline) {
 			d.t.Fatalf("task of %s not %s: %+v\n%s", name, state, st, d.log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// waitSnapshotDone waits until task 0 of the source connector name has
+// completed its initial snapshot (/metrics connectd_snapshot_completed = 1):
+// RUNNING is reported before the task has created its slot and taken its
+// snapshot, so a change written right after RUNNING may arrive inside the
+// snapshot (op r, collapsed with earlier changes of its row) instead of as
+// its own change event. Tests that assert on streamed change events call
+// this before writing (CI saw both under load).
+func (d *daemon) waitSnapshotDone(name string) {
+	d.t.Helper()
+	key := fmt.Sprintf("connectd_snapshot_completed{connector=%s,task=0}", name)
+	deadline := time.Now().Add(60 * time.Second)
+	for d.scrape()[key] != 1 {
+		if time.Now().After(deadline) {
+			d.t.Fatalf("%s: snapshot not completed within 60 s (%s)\n%s", name, key, d.log.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -50,6 +50,7 @@ func TestPostgresOverSASLEmbeddedBroker(t *testing.T) {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	d.waitTaskState("inv", "RUNNING")
+	d.waitSnapshotDone("inv")
 	mustExec(t, pg, `INSERT INTO inventory.customers (first_name, last_name, email) VALUES ('Sasl', 'User', 'sasl@example.com')`)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafka), kgo.ConsumeTopics("dbserver1.inventory.customers"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.SASL(scram.Auth{User: "connect", Pass: "Kc-s3cret"}.AsSha256Mechanism()))
