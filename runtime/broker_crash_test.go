@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -331,6 +332,13 @@ func TestEmbeddedBrokerAbortsOpenTransactionOfProducerReusingEpochs(t *testing.T
 // of a crash with the last index entry cut off) and checks that aborted
 // transactions stay invisible across two more crashes.
 func TestEmbeddedBrokerRepairsIndexCutByCrash(t *testing.T) {
+	// b's entry lost whole, or written in part (a write cut by the kill).
+	for _, cut := range []int64{2 * 15, 2*15 + 7} {
+		t.Run(strconv.FormatInt(cut, 10), func(t *testing.T) { testRepairsIndexCutByCrash(t, cut) })
+	}
+}
+
+func testRepairsIndexCutByCrash(t *testing.T, cut int64) {
 	dir, addr := t.TempDir(), freeAddr(t)
 	b, err := StartEmbeddedBroker(addr, dir, true)
 	if err != nil {
@@ -352,7 +360,7 @@ func TestEmbeddedBrokerRepairsIndexCutByCrash(t *testing.T) {
 	if fi.Size() != 3*15 {
 		t.Fatalf("%s: %d bytes, want 3 entries of 15", idx, fi.Size())
 	}
-	if err := os.Truncate(idx, 2*15); err != nil {
+	if err := os.Truncate(idx, cut); err != nil {
 		t.Fatal(err)
 	}
 
