@@ -66,10 +66,23 @@ func testExactlyOnce(t *testing.T, bootstrap string, kills int) {
 		}
 	}()
 	var recovered []string
+	var startLogs []*syncBuffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, l := range startLogs {
+				for _, line := range strings.Split(l.String(), "\n") {
+					if strings.Contains(line, "embedded Kafka broker started") {
+						t.Logf("run %d: %s", i+1, line)
+					}
+				}
+			}
+		}
+	})
 	for kill := 0; kill < kills; kill++ {
 		time.Sleep(1500 * time.Millisecond)
 		d.kill()
 		d.start()
+		startLogs = append(startLogs, d.log)
 		recovered = append(recovered, recoveredTransactions(d.log.String()))
 	}
 	time.Sleep(time.Second)
@@ -85,6 +98,7 @@ func testExactlyOnce(t *testing.T, bootstrap string, kills int) {
 	}
 	defer cl.Close()
 	seen := map[int]int{}
+	where := map[int][]string{} // offset/producer id/epoch of each copy, for the failure message
 	events := 0
 	deadline := time.Now().Add(90 * time.Second)
 	settle := time.Time{}
@@ -107,6 +121,7 @@ func testExactlyOnce(t *testing.T, bootstrap string, kills int) {
 				t.Fatalf("offset %d: %v", r.Offset, err)
 			}
 			seen[v.Payload.After.ID]++
+			where[v.Payload.After.ID] = append(where[v.Payload.After.ID], fmt.Sprintf("o%d/p%d/e%d", r.Offset, r.ProducerID, r.ProducerEpoch))
 			events++
 		})
 		if len(seen) == total && settle.IsZero() {
@@ -122,7 +137,7 @@ func testExactlyOnce(t *testing.T, bootstrap string, kills int) {
 	var dups []string
 	for id, n := range seen {
 		if n != 1 {
-			dups = append(dups, fmt.Sprintf("%d×%d", id, n))
+			dups = append(dups, fmt.Sprintf("%d×%d%v", id, n, where[id]))
 		}
 	}
 	if len(dups) > 0 || events != total {
@@ -130,28 +145,31 @@ func testExactlyOnce(t *testing.T, bootstrap string, kills int) {
 	}
 	t.Logf("%d rows written across %d SIGKILLs, each seen exactly once", total, kills)
 	if bootstrap == "" {
-		t.Logf("embedded broker restarts, transactions left open by each kill: %s", recovered)
+		t.Logf("embedded broker restarts, transactions left open by each kill (committed/aborted) and indexes repaired: %s", recovered)
 	}
 	d.stop()
 }
 
 // recoveredTransactions returns the embedded broker's count of the
-// transactions it committed and aborted at start (runtime.StartWorker's
-// log line), as "committed/aborted".
+// transactions it committed and aborted at start and of the segment
+// indexes it repaired (runtime.StartWorker's log line), as
+// "committed/aborted/repaired".
 func recoveredTransactions(log string) string {
 	for _, line := range strings.Split(log, "\n") {
 		if !strings.Contains(line, "embedded Kafka broker started") {
 			continue
 		}
-		var c, a string
+		var c, a, r string
 		for _, f := range strings.Fields(line) {
 			if v, ok := strings.CutPrefix(f, "crash.transactions.committed="); ok {
 				c = v
 			} else if v, ok := strings.CutPrefix(f, "crash.transactions.aborted="); ok {
 				a = v
+			} else if v, ok := strings.CutPrefix(f, "crash.indexes.repaired="); ok {
+				r = v
 			}
 		}
-		return c + "/" + a
+		return c + "/" + a + "/" + r
 	}
 	return "?"
 }

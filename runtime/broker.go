@@ -26,8 +26,10 @@ import (
 // CPU load, 0 of 5 with sync), which would break DESIGN.md invariant 1.
 //
 // After an unclean shutdown (no clean-shutdown mark under dataDir) it
-// writes the ABORT markers of the transactions the crash left open before
-// it returns, as Kafka's transaction coordinator would (broker_recovery.go).
+// rewrites the segment indexes that the crash cut short
+// (broker_index.go) and writes the ABORT markers of the transactions the
+// crash left open before it returns, as Kafka's transaction coordinator
+// would (broker_recovery.go).
 type EmbeddedBroker struct {
 	cluster *kfake.Cluster
 	addr    string
@@ -36,6 +38,9 @@ type EmbeddedBroker struct {
 	// recovered are the transactions left open by a crash and ended at
 	// start.
 	recovered []openTxn
+	// repairedIndexes are the segment indexes rewritten at start after a
+	// crash (broker_index.go).
+	repairedIndexes []string
 }
 
 // StartEmbeddedBroker listens on listener (host:port) and persists under
@@ -70,6 +75,14 @@ func StartEmbeddedBroker(listener, dataDir string, syncWrites bool, extra ...kfa
 			return nil, fmt.Errorf("embedded broker: %w", err)
 		}
 	}
+	b := &EmbeddedBroker{id: id, dataDir: dataDir}
+	if !clean {
+		// Before kfake reads its log: a crash between a batch and its
+		// index entry misaligns the index (broker_index.go).
+		if b.repairedIndexes, err = repairSegmentIndexes(dir); err != nil {
+			return nil, fmt.Errorf("embedded broker: repairing segment indexes after a crash: %w", err)
+		}
+	}
 	base := func(port int) []kfake.Opt {
 		opts := []kfake.Opt{
 			kfake.NumBrokers(1),
@@ -87,7 +100,6 @@ func StartEmbeddedBroker(listener, dataDir string, syncWrites bool, extra ...kfa
 		}
 		return opts
 	}
-	b := &EmbeddedBroker{id: id, dataDir: dataDir}
 	if !clean {
 		// The last run died: end the transactions it left open, as Kafka's
 		// coordinator would (broker_recovery.go). The recovery runs on a
@@ -143,6 +155,11 @@ func recoverOnPrivateInstance(opts []kfake.Opt, dir string) ([]openTxn, error) {
 	}
 	return recovered, nil
 }
+
+// RepairedIndexes returns the segment index files (paths under data.dir)
+// that were rewritten from their segments at start because a crash cut
+// them short (broker_index.go).
+func (b *EmbeddedBroker) RepairedIndexes() []string { return b.repairedIndexes }
 
 // RecoveredTransactions returns how many transactions left open by the
 // last run's crash were committed and aborted at start (one per partition

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -53,6 +54,11 @@ func TestEmbeddedBrokerAbortsTransactionOpenAtCrash(t *testing.T) {
 	b2, err := StartEmbeddedBroker(addr, dir2, true)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The index is intact: the repair (broker_index.go) must agree with
+	// every entry kfake wrote, or it would rewrite them at each crash.
+	if len(b2.repairedIndexes) != 0 {
+		t.Fatalf("indexes rewritten after a crash that left them intact: %q", b2.repairedIndexes)
 	}
 	if want := (openTxn{topic: topic, partition: 0, producer: b2.recovered[0].producer, epoch: b2.recovered[0].epoch, first: 2}); len(b2.recovered) != 1 || b2.recovered[0] != want {
 		t.Fatalf("aborted at start: %+v, want [%+v] (a: offset 0, its COMMIT: 1, b: 2)", b2.recovered, want)
@@ -307,5 +313,110 @@ func TestEmbeddedBrokerAbortsOpenTransactionOfProducerReusingEpochs(t *testing.T
 	}
 	if got := readCommitted(t, addr, "y", 0); len(got) != 0 {
 		t.Fatalf("y read_committed: %q, want nothing", got)
+	}
+}
+
+// kfake writes each batch to its segment file (<base>.dat) and then its
+// index entry (<base>.idx: leader epoch and the in-transaction flag that
+// its log replay uses to find transactions), in two writes. A SIGKILL
+// between them leaves a batch without its entry, and every entry appended
+// after the restart lands one slot early: the replay then reads a
+// transactional batch's flag from the control batch before it, takes the
+// batch as non-transactional and no longer counts it in the aborted range
+// its ABORT marker closes. Aborted records become visible to read_committed
+// consumers: under exactly-once source support the records of a
+// transaction that the crash left open (aborted at start) and re-sent by
+// the restarted task appear twice (integration
+// TestExactlyOnceSourceSurvivesSIGKILL: "duplicated: [3375×2 3376×2
+// 3377×2 5669×2 … 5674×2]"). This test leaves that state (the data dir
+// of a crash with the last index entry cut off) and checks that aborted
+// transactions stay invisible across two more crashes.
+func TestEmbeddedBrokerRepairsIndexCutByCrash(t *testing.T) {
+	// b's entry lost whole, or written in part (a write cut by the kill).
+	for _, cut := range []int64{2 * 15, 2*15 + 7} {
+		t.Run(strconv.FormatInt(cut, 10), func(t *testing.T) { testRepairsIndexCutByCrash(t, cut) })
+	}
+}
+
+func testRepairsIndexCutByCrash(t *testing.T, cut int64) {
+	dir, addr := t.TempDir(), freeAddr(t)
+	b, err := StartEmbeddedBroker(addr, dir, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const topic = "t"
+	createTopic(t, addr, topic)
+	produceTxn(t, addr, topic, "a", true)
+	produceTxn(t, addr, topic, "b", false) // open at the crash
+	dir2 := crashCopy(t, dir)
+	b.Close()
+	// a, its COMMIT, b: three batches, three 15-byte entries; the crash
+	// hit after b's batch was written and before its entry.
+	idx := filepath.Join(dir2, "kafka", "partitions", topic+"-0", "0.idx")
+	fi, err := os.Stat(idx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() != 3*15 {
+		t.Fatalf("%s: %d bytes, want 3 entries of 15", idx, fi.Size())
+	}
+	if err := os.Truncate(idx, cut); err != nil {
+		t.Fatal(err)
+	}
+
+	b2, err := StartEmbeddedBroker(addr, dir2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b2.recovered) != 1 || b2.recovered[0].commit {
+		t.Fatalf("ended at start: %+v, want b aborted", b2.recovered)
+	}
+	if !slices.Equal(b2.repairedIndexes, []string{idx}) {
+		t.Fatalf("indexes rewritten at start: %q, want [%s]", b2.repairedIndexes, idx)
+	}
+	if fi, err := os.Stat(idx); err != nil || fi.Size() != 4*15 {
+		t.Fatalf("%s after the start: %v, %v; want 4 entries (b's restored, ABORT)", idx, fi, err)
+	}
+	produceTxn(t, addr, topic, "c", true)
+	abortTxn(t, addr, topic, "d")
+	produceTxn(t, addr, topic, "e", true)
+	if got := readCommitted(t, addr, topic, 3); !slices.Equal(got, []string{"a", "c", "e"}) {
+		t.Fatalf("read_committed after the crash: %q, want [a c e]", got)
+	}
+	for i := range 2 { // each start after a crash replays the whole log
+		dir3 := crashCopy(t, dir2)
+		b2.Close()
+		if b2, err = StartEmbeddedBroker(addr, dir3, true); err != nil {
+			t.Fatal(err)
+		}
+		dir2 = dir3
+		if len(b2.repairedIndexes) != 0 {
+			t.Fatalf("crash %d more: indexes rewritten %q, want none (intact)", i+1, b2.repairedIndexes)
+		}
+		if got := readCommitted(t, addr, topic, 3); !slices.Equal(got, []string{"a", "c", "e"}) {
+			t.Fatalf("read_committed after crash %d more: %q, want [a c e] (b and d aborted)", i+1, got)
+		}
+	}
+	b2.Close()
+}
+
+// abortTxn writes value in one transaction of transactional.id "tx" and
+// aborts it.
+func abortTxn(t *testing.T, addr, topic, value string) {
+	t.Helper()
+	ctx := context.Background()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID("tx"), kgo.TransactionTimeout(txnTimeout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte(value)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
 	}
 }

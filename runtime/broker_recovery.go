@@ -57,6 +57,11 @@ import (
 // that the broker had decided to commit that transaction
 // (TestEmbeddedBrokerCompletesTransactionInterruptedByCrash).
 //
+// kfake's replay finds a transaction's batches by the in-transaction flag
+// of their segment index entries, which a crash can misalign; the indexes
+// are repaired first (broker_index.go), or the markers written here would
+// not hide the aborted records.
+//
 // recoverTransactionsOpenAtCrash does the coordinator's part right after
 // the broker restarted from an unclean shutdown, before any client of the
 // worker connects: it finds, per partition, the producers whose last

@@ -59,7 +59,8 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 		w.ClusterID = b.ClusterID()
 		committed, aborted := b.RecoveredTransactions()
 		log.Info("embedded Kafka broker started", "listener", b.Addr(), "data.dir", cfg.Get("data.dir"),
-			"crash.transactions.committed", committed, "crash.transactions.aborted", aborted)
+			"crash.transactions.committed", committed, "crash.transactions.aborted", aborted,
+			"crash.indexes.repaired", len(b.RepairedIndexes()))
 	}
 	restAddr, err := cfg.RESTAddr()
 	if err != nil {
