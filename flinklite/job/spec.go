@@ -344,9 +344,6 @@ func (s *Spec) Validate() error {
 		if w.Gap.D != 0 || w.Offset.D != 0 {
 			bad("window", "a hopping window takes size and slide, not gap or offset")
 		}
-		if w.Slide.D > w.Size.D {
-			bad("window.slide", "must not exceed size (%s), got %s", w.Size.D, w.Slide.D)
-		}
 	case "session":
 		dur("window.gap", w.Gap, true)
 		if w.Size.D != 0 || w.Slide.D != 0 || w.Offset.D != 0 {
