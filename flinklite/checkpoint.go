@@ -96,9 +96,17 @@ func readCheckpoint(dir string, id int64) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
+	c, err := decodeCheckpoint(b)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %d: %w", id, err)
+	}
+	return c, nil
+}
+
+func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 	var c Checkpoint
 	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("checkpoint %d: %w", id, err)
+		return nil, err
 	}
 	return &c, nil
 }

@@ -3,6 +3,7 @@ package flinklite
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -31,11 +32,16 @@ type ChangeMeta struct {
 	Op string
 	// SourceTs is source.ts_ms: when the change was made in the database.
 	SourceTs time.Time
+	// Timestamp is the Kafka record timestamp of the change event.
+	Timestamp time.Time
 }
 
 // RowDecoder turns one row image (Debezium's before or after struct) into
 // a T. T must round-trip through encoding/json: the last row of each key
-// is checkpointed.
+// is checkpointed. A decoder returns ErrSkipRow for an image it cannot
+// use (e.g. a delete's before image holding only the key columns, with
+// REPLICA IDENTITY DEFAULT): an insertion is then dropped and a
+// retraction counted in Metrics.NumUnmatchedRetractions.
 type RowDecoder[T any] func(row *connect.Struct, meta ChangeMeta) (T, error)
 
 // debeziumOp turns Debezium change events into a changelog of rows
@@ -95,7 +101,7 @@ func (d *debeziumOp[T]) process(e element[Message]) error {
 		return nil // schema change, heartbeat or transaction metadata event
 	}
 	op, _ := env.Get("op").(string)
-	meta := ChangeMeta{Topic: m.Topic, Op: op}
+	meta := ChangeMeta{Topic: m.Topic, Op: op, Timestamp: m.Timestamp}
 	if src, ok := env.Get("source").(*connect.Struct); ok {
 		if ts, ok := src.Get("ts_ms").(int64); ok {
 			meta.SourceTs = time.UnixMilli(ts).UTC()
@@ -129,10 +135,14 @@ func (d *debeziumOp[T]) process(e element[Message]) error {
 				d.env.metrics.NumUnmatchedRetractions++
 			} else {
 				row, err := d.decode(before, meta)
-				if err != nil {
+				switch {
+				case errors.Is(err, ErrSkipRow):
+					d.env.metrics.NumUnmatchedRetractions++
+				case err != nil:
 					return err
+				default:
+					d.out.emit(element[T]{v: row, ts: e.ts, part: e.part, retract: true})
 				}
-				d.out.emit(element[T]{v: row, ts: e.ts, part: e.part, retract: true})
 			}
 		}
 	}
@@ -144,6 +154,9 @@ func (d *debeziumOp[T]) process(e element[Message]) error {
 		return fmt.Errorf("op %q without an after image", op)
 	}
 	row, err := d.decode(after, meta)
+	if errors.Is(err, ErrSkipRow) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -172,6 +185,8 @@ func keyPayload(key []byte) (string, error) {
 	b, err := json.Marshal(v) // sorted object keys
 	return string(b), err
 }
+
+func (d *debeziumOp[T]) stateSize() int { return len(d.rows) }
 
 func (d *debeziumOp[T]) snapshot() (json.RawMessage, error) { return json.Marshal(d.rows) }
 

@@ -15,3 +15,7 @@ var ErrNoTimestamp = errors.New("flinklite: element without event time (assign t
 // names is missing from the checkpoint directory, so the job cannot
 // restore the state matching its committed output. Not retryable.
 var ErrNoCommittedCheckpoint = errors.New("flinklite: committed checkpoint file missing")
+
+// ErrSkipRow is returned by a RowDecoder for a row image it cannot use;
+// DebeziumChanges then skips the image (see RowDecoder).
+var ErrSkipRow = errors.New("flinklite: row image skipped")

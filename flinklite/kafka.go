@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -137,6 +138,11 @@ type RunConfig struct {
 	// PollTimeout bounds one poll, hence the delay of Tick while the input
 	// is quiet (default 100 ms).
 	PollTimeout time.Duration
+	// Savepoint, when set, is the path of a savepoint (Env.TriggerSavepoint)
+	// the job starts from when it has no committed checkpoint of its own,
+	// as Flink's `flink run -s <path>`; after its first checkpoint the job
+	// restores from its checkpoints.
+	Savepoint string
 }
 
 // checkpointMarker is the record each sink transaction carries to name the
@@ -195,6 +201,11 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 			}
 		}
 	}
+	defer func() {
+		for _, s := range e.syncSinks {
+			s.close()
+		}
+	}()
 	lastID, err := e.restore(ctx, cfg, base, markerTopic)
 	if err != nil {
 		return err
@@ -244,7 +255,17 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 	}
 	defer func() { e.produce = nil }()
 
+	var lastInfo *CheckpointInfo
 	checkpoint := func(cctx context.Context) error {
+		started := e.clock.Now()
+		// Database sinks write first: a crash after their write and before
+		// the commit replays from the previous checkpoint, and their
+		// upserts keyed on (window, key) converge to the same rows.
+		for _, s := range e.syncSinks {
+			if err := s.flush(cctx); err != nil {
+				return fmt.Errorf("flinklite: flushing a database sink: %w", err)
+			}
+		}
 		if producer != nil {
 			if err := producer.Flush(cctx); err != nil {
 				return err
@@ -285,6 +306,12 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 		// Checkpoint c is committed: only now may the older ones go.
 		lastID = c.ID
 		e.metrics.Checkpoints++
+		info := &CheckpointInfo{ID: c.ID, Completed: e.clock.Now().UTC()}
+		info.DurationMs = info.Completed.Sub(started).Milliseconds()
+		if fi, err := os.Stat(checkpointPath(cfg.CheckpointDir, c.ID)); err == nil {
+			info.SizeBytes = fi.Size()
+		}
+		lastInfo = info
 		if err := removeCheckpoints(cfg.CheckpointDir, c.ID); err != nil {
 			return err
 		}
@@ -295,6 +322,20 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 		return nil
 	}
 
+	highWatermarks := map[topicPartition]int64{}
+	lag := func() int64 {
+		var n int64
+		for _, s := range e.sources {
+			for i, tp := range s.parts {
+				hw, ok := highWatermarks[tp]
+				if !ok {
+					continue
+				}
+				n += max(0, hw-max(0, s.next[i]))
+			}
+		}
+		return n
+	}
 	lastChk := e.clock.Now()
 	for {
 		if e.abandoned.Load() {
@@ -314,6 +355,11 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 				return fmt.Errorf("flinklite: fetching %s/%d: %w", fe.Topic, fe.Partition, fe.Err)
 			}
 		}
+		fs.EachPartition(func(p kgo.FetchTopicPartition) {
+			if p.Err == nil {
+				highWatermarks[topicPartition{p.Topic, p.Partition}] = p.HighWatermark
+			}
+		})
 		var perr error
 		fs.EachRecord(func(r *kgo.Record) {
 			if perr != nil || e.abandoned.Load() {
@@ -334,6 +380,23 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 		if err := e.Tick(); err != nil {
 			return err
 		}
+		e.publishStatus(lag(), lastInfo)
+		select {
+		case req := <-e.board.savepoints:
+			// A savepoint is a checkpoint committed now, then copied.
+			cctx, ccancel := context.WithTimeout(context.Background(), checkpointTimeout)
+			err := checkpoint(cctx)
+			ccancel()
+			if err != nil {
+				req.reply <- savepointReply{err: err}
+				return err
+			}
+			lastChk = e.clock.Now()
+			path, err := writeSavepoint(cfg.CheckpointDir, lastID, req.dir)
+			req.reply <- savepointReply{path: path, err: err}
+			e.publishStatus(lag(), lastInfo)
+		default:
+		}
 		if now := e.clock.Now(); now.Sub(lastChk) >= cfg.CheckpointInterval {
 			// A checkpoint is not interrupted by a stop: it runs on its own
 			// context, so the transaction is never left half ended.
@@ -351,6 +414,7 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 			if e.metrics.LastCheckpointDuration > cfg.CheckpointInterval {
 				e.metrics.SlowCheckpoints++
 			}
+			e.publishStatus(lag(), lastInfo)
 		}
 	}
 }
@@ -383,12 +447,19 @@ func (e *Env) restore(ctx context.Context, cfg RunConfig, base []kgo.Opt, marker
 	if err := removeCheckpoints(cfg.CheckpointDir, id); err != nil {
 		return 0, err
 	}
-	if id == 0 {
+	var c *Checkpoint
+	switch {
+	case id == 0 && cfg.Savepoint == "":
 		return 0, nil
-	}
-	c, err := readCheckpoint(cfg.CheckpointDir, id)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %d: %v", ErrNoCommittedCheckpoint, id, err)
+	case id == 0:
+		if c, err = readSavepoint(cfg.Savepoint); err != nil {
+			return 0, err
+		}
+		id = c.ID
+	default:
+		if c, err = readCheckpoint(cfg.CheckpointDir, id); err != nil {
+			return 0, fmt.Errorf("%w: %d: %v", ErrNoCommittedCheckpoint, id, err)
+		}
 	}
 	if err := e.restoreOperators(c.Operators); err != nil {
 		return 0, err

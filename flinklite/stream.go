@@ -1,6 +1,7 @@
 package flinklite
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -65,6 +66,19 @@ type Env struct {
 	producer     *kgo.Client
 	txnRecords   int
 	beforeCommit func(checkpoint int64)
+	// watermarks are the job's watermark generators (for Status).
+	watermarks []interface{ currentWatermark() int64 }
+	// syncSinks write their buffered results at every checkpoint, before
+	// the checkpoint is committed (database upsert sinks).
+	syncSinks []syncSink
+	board     statusBoard
+}
+
+// syncSink is a sink whose writes are flushed by each checkpoint and that
+// holds a connection closed when Run returns.
+type syncSink interface {
+	flush(ctx context.Context) error
+	close()
 }
 
 // Metrics are the job's counters, with Flink's metric names where one exists.
@@ -99,6 +113,8 @@ func WithClock(c Clock) Option { return func(e *Env) { e.clock = c } }
 // NewEnv returns an empty job graph.
 func NewEnv(opts ...Option) *Env {
 	e := &Env{clock: SystemClock{}, states: map[string]stateful{}}
+	e.board.savepoints = make(chan savepointRequest)
+	e.board.status.Watermark = MinWatermark
 	for _, o := range opts {
 		o(e)
 	}

@@ -60,6 +60,7 @@ func AssignTimestampsAndWatermarks[T any](s *Stream[T], strat WatermarkStrategy[
 	s.subscribe(op)
 	s.env.tickers = append(s.env.tickers, op)
 	s.env.finishers = append(s.env.finishers, op)
+	s.env.watermarks = append(s.env.watermarks, op)
 	s.env.register(s.env.uid("watermarks"), op)
 	return out
 }
@@ -74,6 +75,8 @@ func (w *watermarkOp[T]) processElement(e element[T]) {
 	p.lastActive = w.env.clock.Now()
 	w.out.emit(e)
 }
+
+func (w *watermarkOp[T]) currentWatermark() int64 { return w.current }
 
 // processWatermark ignores upstream watermarks: this operator generates them.
 func (w *watermarkOp[T]) processWatermark(int64) {}

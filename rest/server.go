@@ -101,6 +101,7 @@ func New(w *runtime.Worker, plugins *connect.Plugins) (*Server, error) {
 	e.GET("/admin/loggers/:logger", s.getLogger)
 	e.PUT("/admin/loggers/:logger", s.setLogger)
 	s.routeObservability(e)
+	s.routeJobs(e)
 	return s, nil
 }
 

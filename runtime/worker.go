@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/flinklite/job"
 	"github.com/connectd/connectd/registry"
 )
 
@@ -19,6 +20,9 @@ type Worker struct {
 	Registry  *registry.Registry // nil when schema.registry.listener is empty
 	Brokers   []string
 	ClusterID string
+	// Jobs runs the flinklite jobs of this worker (REST /jobs), persisted
+	// in data.dir/jobs.
+	Jobs *job.Manager
 }
 
 // StartWorker starts the embedded broker if needed, then the herder.
@@ -86,6 +90,12 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 	if w.ClusterID == "" {
 		w.ClusterID = clusterIDOf(ctx, h)
 	}
+	jobs, err := job.NewManager(cfg.Get("data.dir"), w.Brokers, h.InternalKafkaOpts(), log)
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("starting flinklite jobs: %w", err)
+	}
+	w.Jobs = jobs
 	return w, nil
 }
 
@@ -97,8 +107,12 @@ func clusterIDOf(ctx context.Context, h *Herder) string {
 	return id
 }
 
-// Close stops the herder (flushing offsets) and then the broker.
+// Close stops the jobs (each with a final checkpoint), the herder
+// (flushing offsets) and then the broker.
 func (w *Worker) Close() {
+	if w.Jobs != nil {
+		w.Jobs.Close()
+	}
 	if w.Herder != nil {
 		w.Herder.Close()
 	}

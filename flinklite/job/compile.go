@@ -1,0 +1,236 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/flinklite"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Compile builds s's job graph on env, reading the cluster at brokers
+// (the source topics must exist: their partitions are read now). The
+// graph is, in Flink's terms: Kafka source → debezium-json (or json)
+// decoding → watermarks → filter → map → keyBy → window → aggregate →
+// Kafka sink (exactly once) and/or JDBC upsert sink, with the late side
+// output to its topic. The same spec always compiles to the same operator
+// ids, so checkpoints and savepoints of one spec restore into the next run.
+func Compile(ctx context.Context, env *flinklite.Env, s *Spec, brokers []string, opts ...kgo.Opt) error {
+	msgs, err := flinklite.FromKafka(ctx, env, brokers, s.Source.Topics, opts...)
+	if err != nil {
+		return err
+	}
+	var rows *flinklite.Stream[Row]
+	if s.Source.Format == "json" {
+		rows = flinklite.FlatMap(msgs, func(m flinklite.Message, out func(Row)) {
+			r, ok, err := jsonRow(m, s.EventTime)
+			if err != nil {
+				// FlatMap cannot fail the job; a malformed record is a
+				// poison pill, skipped as Flink's json format with
+				// ignore-parse-errors.
+				return
+			}
+			if ok {
+				out(r)
+			}
+		})
+	} else {
+		et := s.EventTime
+		rows = flinklite.DebeziumChanges(msgs, func(st *connect.Struct, meta flinklite.ChangeMeta) (Row, error) {
+			return structRow(st, meta, et)
+		})
+	}
+	rows = flinklite.AssignTimestampsAndWatermarks(rows, flinklite.WatermarkStrategy[Row]{
+		Timestamp:         func(r Row) time.Time { return time.UnixMilli(r.Time) },
+		MaxOutOfOrderness: s.MaxOutOfOrderness.D,
+		IdleTimeout:       s.Idleness.D,
+	})
+	if len(s.Filter) > 0 {
+		conds := s.Filter
+		rows = flinklite.Filter(rows, func(r Row) bool {
+			for _, c := range conds {
+				if !c.matches(r) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	if len(s.Map) > 0 {
+		projs := s.Map
+		rows = flinklite.Map(rows, func(r Row) Row {
+			f := make(map[string]any, len(r.Fields)+len(projs))
+			for k, v := range r.Fields {
+				f[k] = v
+			}
+			for _, p := range projs {
+				p.apply(f)
+			}
+			return Row{Fields: f, Time: r.Time}
+		})
+	}
+	keyBy := s.KeyBy
+	keyed := flinklite.KeyBy(rows, func(r Row) string {
+		vals := make([]any, len(keyBy))
+		for i, k := range keyBy {
+			vals[i] = r.Fields[k]
+		}
+		b, _ := json.Marshal(vals)
+		return string(b)
+	})
+	var assigner flinklite.WindowAssigner
+	switch s.Window.Type {
+	case "tumbling":
+		assigner = flinklite.TumblingEventTimeWindows(s.Window.Size.D, s.Window.Offset.D)
+	case "hopping":
+		assigner = flinklite.SlidingEventTimeWindows(s.Window.Size.D, s.Window.Slide.D)
+	case "session":
+		assigner = flinklite.EventTimeSessionWindows(s.Window.Gap.D)
+	default:
+		return fmt.Errorf("window.type %q", s.Window.Type)
+	}
+	ws := flinklite.Window(keyed, assigner).AllowedLateness(s.AllowedLateness.D)
+	var late *flinklite.Stream[Row]
+	if s.LateOutput != nil {
+		late = ws.SideOutputLateData()
+	}
+	results := flinklite.Aggregate(ws, flinklite.AggregateFunction[Row, Acc, Result](specAggregate{aggs: s.Aggregates}))
+	out := resultShape{spec: s}
+	if k := s.Sinks.Kafka; k != nil {
+		flinklite.ToKafka(results, k.Topic, out.kafkaRecord)
+	}
+	if j := s.Sinks.JDBC; j != nil {
+		dsn, err := j.DSN()
+		if err != nil {
+			return err
+		}
+		flinklite.ToPostgresUpsert(results, flinklite.PostgresUpsertConfig{URL: dsn, Table: j.Table}, out.upsertRow)
+	}
+	if late != nil {
+		flinklite.ToKafka(late, s.LateOutput.Topic, func(c flinklite.Change[Row]) ([]byte, []byte, error) {
+			v := make(map[string]any, len(c.Value.Fields)+2)
+			for k, x := range c.Value.Fields {
+				v[k] = x
+			}
+			v["event_time"] = c.Value.Time
+			v["retract"] = c.Retract
+			b, err := json.Marshal(v)
+			return nil, b, err
+		})
+	}
+	return nil
+}
+
+// resultShape turns window results into the records and rows of the
+// sinks: window_start and window_end (ms since the epoch in Kafka,
+// timestamptz in the table), the keyBy fields, then the aggregates.
+type resultShape struct{ spec *Spec }
+
+type windowResult = flinklite.WindowResult[string, Result]
+
+func (o resultShape) keyValues(r windowResult) []any {
+	var vals []any
+	_ = json.Unmarshal([]byte(r.Key), &vals)
+	if len(vals) != len(o.spec.KeyBy) {
+		vals = make([]any, len(o.spec.KeyBy))
+	}
+	return vals
+}
+
+// kafkaRecord is the result's record: key {"window_start", "window_end",
+// keyBy fields...} in JSON; value the key's fields, the aggregates and
+// "firing" (0 for the on-time result, n for the n-th update by late rows:
+// a result is identified by its key and firing, and a read_committed
+// consumer sees each once); a window whose rows were all retracted is a
+// tombstone (Flink's upsert-kafka writes a DELETE as one).
+func (o resultShape) kafkaRecord(c flinklite.Change[windowResult]) ([]byte, []byte, error) {
+	r := c.Value
+	kv := o.keyValues(r)
+	key := orderedJSON{{"window_start", r.Window.Start}, {"window_end", r.Window.End}}
+	for i, k := range o.spec.KeyBy {
+		key = append(key, kvPair{k, kv[i]})
+	}
+	kb, err := key.MarshalJSON()
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.Value.Rows <= 0 {
+		return kb, nil, nil
+	}
+	val := append(orderedJSON(nil), key...)
+	for i, a := range o.spec.Aggregates {
+		val = append(val, kvPair{a.Name(), r.Value.Values[i]})
+	}
+	val = append(val, kvPair{"firing", r.Firing})
+	vb, err := val.MarshalJSON()
+	return kb, vb, err
+}
+
+// upsertRow is the result's table row, keyed on (window_start,
+// window_end, keyBy fields); an emptied window deletes its row.
+func (o resultShape) upsertRow(c flinklite.Change[windowResult]) (flinklite.UpsertRow, error) {
+	r := c.Value
+	kv := o.keyValues(r)
+	row := flinklite.UpsertRow{Key: []flinklite.UpsertColumn{
+		{Name: "window_start", Value: time.UnixMilli(r.Window.Start).UTC(), Type: "timestamptz"},
+		{Name: "window_end", Value: time.UnixMilli(r.Window.End).UTC(), Type: "timestamptz"},
+	}}
+	for i, k := range o.spec.KeyBy {
+		row.Key = append(row.Key, flinklite.UpsertColumn{Name: k, Value: kv[i], Type: sqlType(kv[i])})
+	}
+	if r.Value.Rows <= 0 {
+		row.Delete = true
+		return row, nil
+	}
+	for i, a := range o.spec.Aggregates {
+		typ := "numeric"
+		switch a.Function {
+		case "count", "distinctCount":
+			typ = "bigint"
+		case "avg":
+			typ = "double precision"
+		case "min", "max":
+			typ = sqlType(r.Value.Values[i])
+		}
+		row.Values = append(row.Values, flinklite.UpsertColumn{Name: a.Name(), Value: r.Value.Values[i], Type: typ})
+	}
+	row.Values = append(row.Values, flinklite.UpsertColumn{Name: "firing", Value: float64(r.Firing), Type: "integer"})
+	return row, nil
+}
+
+func sqlType(v any) string {
+	switch v.(type) {
+	case string:
+		return "text"
+	case bool:
+		return "boolean"
+	}
+	return "numeric"
+}
+
+type kvPair struct {
+	k string
+	v any
+}
+
+// orderedJSON is a JSON object with its keys in the given order.
+type orderedJSON []kvPair
+
+func (o orderedJSON) MarshalJSON() ([]byte, error) {
+	b := []byte{'{'}
+	for i, p := range o {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, _ := json.Marshal(p.k)
+		v, err := json.Marshal(p.v)
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(append(b, k...), ':'), v...)
+	}
+	return append(b, '}'), nil
+}

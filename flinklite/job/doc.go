@@ -1,0 +1,18 @@
+// Package job runs flinklite jobs written as JSON (Spec) without Go: a
+// spec is validated field by field (SpecInvalidError, REST 400), compiled
+// onto the flinklite Go API (Compile: Kafka source, debezium-json or json
+// decoding, watermarks, filter, map, keyBy, window, retracting
+// aggregates, exactly-once Kafka sink, PostgreSQL upsert sink, late side
+// output), and run by a Manager that persists it in data.dir, restarts it
+// after failures and with the worker, and takes savepoints.
+//
+// Invariants:
+//   - A spec compiles to the same job graph (operator ids) every time, so
+//     its checkpoints and savepoints restore into the next run.
+//   - Row values are normalized to JSON's types (float64 numbers, string,
+//     bool, nil) when decoded, so a row is equal before and after a
+//     checkpoint restore, and a retraction finds the value it retracts.
+//   - A job's state is its worker's local files (data.dir/jobs/<id>): the
+//     REST requests are served by the worker that holds the job, never
+//     forwarded to the leader.
+package job

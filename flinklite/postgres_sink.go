@@ -1,0 +1,218 @@
+package flinklite
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// UpsertColumn is one column of an upsert row: its name, its value (nil
+// for SQL NULL; other values are written in PostgreSQL's text format, so
+// a string, number, bool or time.Time fits any column type that parses
+// it) and the SQL type the table is created with.
+type UpsertColumn struct {
+	Name  string
+	Value any
+	Type  string
+}
+
+// UpsertRow is the row a result becomes in an upsert table: the primary
+// key columns (for window results: window start, window end and the key
+// fields) and the other columns. Delete removes the row of Key instead.
+type UpsertRow struct {
+	Key    []UpsertColumn
+	Values []UpsertColumn
+	Delete bool
+}
+
+// PostgresUpsertConfig names the table of ToPostgresUpsert.
+type PostgresUpsertConfig struct {
+	// URL is a libpq/pgx connection URL (postgres://user:pass@host:port/db).
+	URL string
+	// Table is the (unquoted, optionally schema-qualified) table name;
+	// created with the first row's columns and Key as its primary key when
+	// it does not exist.
+	Table string
+}
+
+// postgresUpsertSink buffers the latest row per key between checkpoints
+// and writes them in one transaction at each checkpoint, with INSERT …
+// ON CONFLICT (key) DO UPDATE (Flink's JDBC upsert sink,
+// JdbcDynamicTableSink in upsert mode): replaying results after a restore
+// writes the same rows again, so the table converges to the committed
+// results (idempotent writes, at-least-once delivery).
+type postgresUpsertSink[T any] struct {
+	env     *Env
+	cfg     PostgresUpsertConfig
+	row     func(Change[T]) (UpsertRow, error)
+	conn    *pgx.Conn
+	created bool
+	order   []string
+	pending map[string]UpsertRow
+}
+
+// ToPostgresUpsert writes s to a PostgreSQL table by idempotent upserts
+// keyed on UpsertRow.Key, committed with each checkpoint of Env.Run (see
+// postgresUpsertSink). row maps an element to its row; an error fails the
+// job. Errors of the database (connection, SQL) fail the checkpoint and so
+// the job, which restarts from its last checkpoint.
+func ToPostgresUpsert[T any](s *Stream[T], cfg PostgresUpsertConfig, row func(Change[T]) (UpsertRow, error)) {
+	k := &postgresUpsertSink[T]{env: s.env, cfg: cfg, row: row, pending: map[string]UpsertRow{}}
+	s.subscribe(k)
+	s.env.syncSinks = append(s.env.syncSinks, k)
+}
+
+func (k *postgresUpsertSink[T]) processWatermark(int64) {}
+
+func (k *postgresUpsertSink[T]) processElement(e element[T]) {
+	var c Change[T]
+	c.Value, c.Retract = e.v, e.retract
+	r, err := k.row(c)
+	if err != nil {
+		k.env.fail(fmt.Errorf("flinklite: row for %s: %w", k.cfg.Table, err))
+		return
+	}
+	id := fmt.Sprint(columnValues(r.Key)...)
+	if _, ok := k.pending[id]; !ok {
+		k.order = append(k.order, id)
+	}
+	k.pending[id] = r
+}
+
+func columnValues(cs []UpsertColumn) []any {
+	out := make([]any, 0, 2*len(cs))
+	for _, c := range cs {
+		out = append(out, c.Value, "\x00")
+	}
+	return out
+}
+
+func (k *postgresUpsertSink[T]) close() {
+	if k.conn != nil {
+		_ = k.conn.Close(context.Background())
+		k.conn = nil
+	}
+}
+
+func quoteIdent(name string) string {
+	parts := strings.Split(name, ".")
+	for i, p := range parts {
+		parts[i] = pgx.Identifier{p}.Sanitize()
+	}
+	return strings.Join(parts, ".")
+}
+
+func sqlText(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return x
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
+	case fmt.Stringer:
+		return x.String()
+	case float64:
+		return formatNumber(x)
+	}
+	return fmt.Sprint(v)
+}
+
+func (k *postgresUpsertSink[T]) flush(ctx context.Context) error {
+	if len(k.order) == 0 {
+		return nil
+	}
+	if k.conn == nil {
+		conn, err := pgx.Connect(ctx, k.cfg.URL)
+		if err != nil {
+			return fmt.Errorf("connecting to %s: %w", k.cfg.Table, err)
+		}
+		k.conn = conn
+	}
+	created := k.created
+	err := pgx.BeginFunc(ctx, k.conn, func(tx pgx.Tx) error {
+		for _, id := range k.order {
+			r := k.pending[id]
+			if !created {
+				if _, err := tx.Exec(ctx, createUpsertTableSQL(k.cfg.Table, r)); err != nil {
+					return fmt.Errorf("creating %s: %w", k.cfg.Table, err)
+				}
+				created = true
+			}
+			q, args := upsertSQL(k.cfg.Table, r)
+			if _, err := tx.Exec(ctx, q, args...); err != nil {
+				return fmt.Errorf("writing %s: %w", k.cfg.Table, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		// The connection may be broken: reconnect on the next attempt.
+		k.close()
+		return err
+	}
+	k.created = created
+	k.order = k.order[:0]
+	clear(k.pending)
+	return nil
+}
+
+// createUpsertTableSQL is CREATE TABLE IF NOT EXISTS with r's key columns
+// as the primary key.
+func createUpsertTableSQL(table string, r UpsertRow) string {
+	var defs, pk []string
+	for _, c := range r.Key {
+		defs = append(defs, quoteIdent(c.Name)+" "+c.Type+" NOT NULL")
+		pk = append(pk, quoteIdent(c.Name))
+	}
+	for _, c := range r.Values {
+		defs = append(defs, quoteIdent(c.Name)+" "+c.Type)
+	}
+	defs = append(defs, "PRIMARY KEY ("+strings.Join(pk, ", ")+")")
+	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", quoteIdent(table), strings.Join(defs, ", "))
+}
+
+// upsertSQL is the statement writing r: DELETE by key, or INSERT … ON
+// CONFLICT (key) DO UPDATE SET every other column.
+func upsertSQL(table string, r UpsertRow) (string, []any) {
+	var args []any
+	if r.Delete {
+		var conds []string
+		for _, c := range r.Key {
+			args = append(args, sqlText(c.Value))
+			conds = append(conds, fmt.Sprintf("%s = $%d", quoteIdent(c.Name), len(args)))
+		}
+		return fmt.Sprintf("DELETE FROM %s WHERE %s", quoteIdent(table), strings.Join(conds, " AND ")), args
+	}
+	var cols, vals, pk, set []string
+	for _, c := range r.Key {
+		args = append(args, sqlText(c.Value))
+		cols = append(cols, quoteIdent(c.Name))
+		vals = append(vals, fmt.Sprintf("$%d", len(args)))
+		pk = append(pk, quoteIdent(c.Name))
+	}
+	for _, c := range r.Values {
+		args = append(args, sqlText(c.Value))
+		cols = append(cols, quoteIdent(c.Name))
+		vals = append(vals, fmt.Sprintf("$%d", len(args)))
+		set = append(set, quoteIdent(c.Name)+" = EXCLUDED."+quoteIdent(c.Name))
+	}
+	conflict := "DO NOTHING"
+	if len(set) > 0 {
+		conflict = "DO UPDATE SET " + strings.Join(set, ", ")
+	}
+	return fmt.Sprintf("INSERT INTO %s (%s) VALUES (%s) ON CONFLICT (%s) %s", quoteIdent(table),
+		strings.Join(cols, ", "), strings.Join(vals, ", "), strings.Join(pk, ", "), conflict), args
+}
+
+// formatNumber writes f as PostgreSQL parses it into numeric, bigint or
+// double precision: integral values without a fraction or exponent.
+func formatNumber(f float64) string {
+	if f == float64(int64(f)) {
+		return fmt.Sprintf("%d", int64(f))
+	}
+	return fmt.Sprintf("%v", f)
+}
