@@ -117,7 +117,12 @@ func (ts *tableSchema) convert(n int, get func(i int) (any, bool), conv func(ct 
 	return out, nil
 }
 
+// row wraps vals (as convert returns them: one per value field) in the
+// table's value Struct; the Struct takes vals over.
 func (ts *tableSchema) row(vals []any) *connect.Struct {
+	if len(vals) == len(ts.value.Fields) {
+		return &connect.Struct{Schema: ts.value, Values: vals}
+	}
 	st := connect.NewStruct(ts.value)
 	copy(st.Values, vals)
 	return st
