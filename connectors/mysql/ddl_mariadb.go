@@ -372,6 +372,9 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 			if word(n) == "=" {
 				n++
 			}
+			if n >= len(sig) {
+				break
+			}
 			cs := strings.ToLower(unquoteIdent(strings.Trim(toks[sig[n]].text, `'"`)))
 			if _, err := tidbcharset.GetCharsetInfo(cs); err != nil && cs != "default" {
 				out[sig[n]] = "utf8mb4"
@@ -389,6 +392,9 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 			n := j + 1
 			if word(n) == "=" {
 				n++
+			}
+			if n >= len(sig) {
+				break
 			}
 			co := strings.ToLower(unquoteIdent(strings.Trim(toks[sig[n]].text, `'"`)))
 			if _, err := tidbcharset.GetCollationByName(co); err != nil {
