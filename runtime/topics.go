@@ -19,12 +19,15 @@ import (
 // be forgotten.
 type topicCreator struct {
 	admin *kadm.Client
-	mu    sync.Mutex
-	known map[string]bool
+	// known holds the topics created or found (topic → struct{}): a
+	// sync.Map, as every record of every source task looks its topic up
+	// and only the first record of a topic stores (bench/mysql: the mutex
+	// it replaces was 3-4% of the streaming CPU profile).
+	known sync.Map
 }
 
 func newTopicCreator(admin *kadm.Client) *topicCreator {
-	return &topicCreator{admin: admin, known: map[string]bool{}}
+	return &topicCreator{admin: admin}
 }
 
 // ensure creates topic unless it is known to exist, with the settings of
@@ -33,10 +36,7 @@ func newTopicCreator(admin *kadm.Client) *topicCreator {
 // creates nothing. A topic that exists already is left as it is. Errors:
 // the broker's, as Kafka Connect's "Task failed to create new topic".
 func (tc *topicCreator) ensure(ctx context.Context, topic string, rules *topicCreation) error {
-	tc.mu.Lock()
-	ok := tc.known[topic]
-	tc.mu.Unlock()
-	if ok || (rules != nil && rules.disabled) {
+	if _, ok := tc.known.Load(topic); ok || (rules != nil && rules.disabled) {
 		return nil
 	}
 	partitions, rf, configs := int32(-1), int16(-1), map[string]*string(nil)
@@ -51,9 +51,7 @@ func (tc *topicCreator) ensure(ctx context.Context, topic string, rules *topicCr
 	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return fmt.Errorf("Task failed to create new topic %s (partitions %d, replication factor %d, configs %s): %w", topic, partitions, rf, topicConfigsString(configs), err)
 	}
-	tc.mu.Lock()
-	tc.known[topic] = true
-	tc.mu.Unlock()
+	tc.known.Store(topic, struct{}{})
 	return nil
 }
 

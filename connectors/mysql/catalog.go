@@ -82,12 +82,26 @@ func (c *column) source() columns.Source {
 type table struct {
 	relational.Table
 	cols []column
+	// hidden is how many columns trail every binlog row of the table
+	// beyond cols: the row_start and row_end columns MariaDB adds to a
+	// table made system-versioned without declaring them (WITH SYSTEM
+	// VERSIONING); no SELECT * and no information_schema.COLUMNS shows
+	// them, nor does Debezium's table model, so no record carries them.
+	hidden int
+	// sequence: a MariaDB sequence (CREATE SEQUENCE), a one-row table
+	// whose row NEXTVAL() rewrites in the binlog; neither snapshotted
+	// (listTables reads base tables) nor streamed.
+	sequence bool
 }
+
+// implicitPeriodColumns are the hidden columns (row_start, row_end) of a
+// system-versioned table that does not declare them.
+const implicitPeriodColumns = 2
 
 // listTables returns the captured tables as [database, table], sorted as
 // Debezium snapshots them (by table id).
 func listTables(conn *client.Conn, c *config) ([][2]string, error) {
-	r, err := conn.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = 'BASE TABLE'`)
+	r, err := conn.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED')`)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: list tables: %w", err)
 	}
@@ -165,6 +179,27 @@ func loadTable(conn *client.Conn, db, name string) (*table, error) {
 	}
 	if len(t.cols) == 0 {
 		return nil, fmt.Errorf("mysql: table %s.%s has no columns (dropped?)", db, name)
+	}
+	// A MariaDB system-versioned table has row_start/row_end columns; when
+	// the table does not declare them they are hidden from COLUMNS but
+	// trail every binlog row.
+	r, err = conn.Execute(`SELECT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, db, name)
+	if err != nil {
+		return nil, fmt.Errorf("mysql: read table type of %s.%s: %w", db, name, err)
+	}
+	typ := ""
+	if len(r.Values) > 0 {
+		typ, _ = r.GetString(0, 0)
+	}
+	t.sequence = typ == "SEQUENCE"
+	if typ == "SYSTEM VERSIONED" {
+		r, err := conn.Execute(`SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?
+		  AND GENERATION_EXPRESSION IN ('ROW START', 'ROW END')`, db, name)
+		if err != nil {
+			return nil, fmt.Errorf("mysql: read period columns of %s.%s: %w", db, name, err)
+		}
+		declared, _ := r.GetInt(0, 0)
+		t.hidden = max(implicitPeriodColumns-int(declared), 0)
 	}
 	// COLUMN_KEY=PRI lists key columns in table order; the key order is the
 	// index's, from STATISTICS.

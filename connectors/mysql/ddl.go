@@ -36,7 +36,8 @@ type catalog map[string]*table
 // keeps; GRANT, FLUSH, … are not). Statements that change no table
 // structure return no change and no error.
 func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(db, name string) bool) (_ []tableChange, isDDL bool, _ error) {
-	stmts, _, err := p.Parse(ddl, "", "")
+	sql, md := normalizeMariaDB(ddl)
+	stmts, _, err := p.Parse(sql, "", "")
 	if err != nil {
 		return nil, false, fmt.Errorf("mysql: parse DDL %q: %w", ddl, err)
 	}
@@ -77,8 +78,11 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 				t.Schema, t.Name = db, name
 			} else {
 				t = &table{Table: relational.Table{Schema: db, Name: name}}
+				if md.versioning > 0 && !md.rowPeriodColumns {
+					t.hidden = implicitPeriodColumns
+				}
 				for _, cd := range s.Cols {
-					t.cols = append(t.cols, columnOf(cd))
+					t.cols = append(t.cols, md.columnOf(cd))
 					if hasOption(cd, ast.ColumnOptionPrimaryKey) {
 						t.PrimaryKey = append(t.PrimaryKey, cd.Name.Name.O)
 					}
@@ -132,8 +136,14 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 				continue // a table created before the history began and never captured
 			}
 			t := old.clone()
+			switch {
+			case md.versioning > 0 && !md.rowPeriodColumns:
+				t.hidden = implicitPeriodColumns
+			case md.versioning < 0:
+				t.hidden = 0
+			}
 			for _, spec := range s.Specs {
-				if err := t.alter(spec); err != nil {
+				if err := t.alter(spec, md.columnOf); err != nil {
 					return out, isDDL, fmt.Errorf("mysql: DDL %q: %w", ddl, err)
 				}
 			}
@@ -152,8 +162,9 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 	return out, isDDL, nil
 }
 
-// alter applies one ALTER TABLE specification.
-func (t *table) alter(spec *ast.AlterTableSpec) error {
+// alter applies one ALTER TABLE specification; columnOf models a column
+// definition.
+func (t *table) alter(spec *ast.AlterTableSpec, columnOf func(*ast.ColumnDef) column) error {
 	idx := func(n string) int {
 		return slices.IndexFunc(t.cols, func(c column) bool { return strings.EqualFold(c.Name, n) })
 	}
@@ -275,7 +286,7 @@ func (t *table) finish() {
 }
 
 func (t *table) clone() *table {
-	n := &table{Table: t.Table}
+	n := &table{Table: t.Table, hidden: t.hidden, sequence: t.sequence}
 	n.PrimaryKey = slices.Clone(t.PrimaryKey)
 	n.Columns = slices.Clone(t.Columns)
 	n.cols = slices.Clone(t.cols)
@@ -324,6 +335,22 @@ func defaultOf(cd *ast.ColumnDef) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// columnOf is the package columnOf with the MariaDB types the rewrite for
+// the TiDB parser replaced (mariadbDDL.types) put back.
+func (md mariadbDDL) columnOf(cd *ast.ColumnDef) column {
+	c := columnOf(cd)
+	if typ, ok := md.types[strings.ToLower(c.Name)]; ok {
+		// information_schema: DATA_TYPE and COLUMN_TYPE "uuid", no length
+		// or character set
+		c.dataType, c.TypeName, c.columnType = typ, typ, typ
+		c.length, c.charLength, c.charset = 0, 0, ""
+	}
+	if cs, ok := md.charsets[strings.ToLower(c.Name)]; ok {
+		c.charset = cs
+	}
+	return c
 }
 
 // columnOf maps a parsed column definition to the column model that

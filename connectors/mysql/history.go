@@ -70,6 +70,10 @@ var jdbcTypes = map[string]int{
 	// spatial types are java.sql.Types.OTHER (mariadb_types_default.jsonl)
 	"geometry": 1111, "point": 1111, "linestring": 1111, "polygon": 1111, "multipoint": 1111, "multilinestring": 1111,
 	"multipolygon": 1111, "geometrycollection": 1111, "geomcollection": 1111,
+	// MariaDB UUID is java.sql.Types.OTHER in Debezium's MariaDbAntlrDdlParser
+	// (UuidDataTypeContext); INET6/INET4 have no entry there, connectd uses
+	// OTHER as well
+	"uuid": 1111, "inet6": 1111, "inet4": 1111,
 }
 
 func intp(n int) *int { return &n }
@@ -129,6 +133,9 @@ func tableChangeJSON(ch tableChange) jsonTableChange {
 	}
 	utf8 := "utf8mb4"
 	jt := &jsonTable{DefaultCharsetName: &utf8, PrimaryKeyColumnNames: append([]string{}, ch.table.PrimaryKey...), Attributes: []any{}}
+	if ch.table.hidden > 0 {
+		jt.Attributes = append(jt.Attributes, map[string]any{"name": attrHiddenColumns, "value": strconv.Itoa(ch.table.hidden)})
+	}
 	for i := range ch.table.cols {
 		c := &ch.table.cols[i]
 		d := dbzColumnOf(c)
@@ -143,10 +150,24 @@ func tableChangeJSON(ch tableChange) jsonTableChange {
 	return j
 }
 
+// attrHiddenColumns is the table attribute (Debezium's tableChanges
+// "attributes": name/value pairs) in which connectd keeps table.hidden,
+// the implicit row_start/row_end columns of a system-versioned MariaDB
+// table. Debezium's MySQL/MariaDB connectors write no attributes and ignore
+// unknown ones.
+const attrHiddenColumns = "connectd.hidden.columns"
+
 // tableOf is the inverse of tableChangeJSON: the table model a history
 // record's structure describes.
 func tableOf(db, name string, jt *jsonTable) *table {
 	t := &table{Table: relational.Table{Schema: db, Name: name, PrimaryKey: jt.PrimaryKeyColumnNames}}
+	for _, a := range jt.Attributes {
+		if m, ok := a.(map[string]any); ok && m["name"] == attrHiddenColumns {
+			if v, ok := m["value"].(string); ok {
+				t.hidden, _ = strconv.Atoi(v)
+			}
+		}
+	}
 	for _, jc := range jt.Columns {
 		var c column
 		c.Name, c.Position, c.Optional, c.autoInc = jc.Name, jc.Position, jc.Optional, jc.AutoIncremented

@@ -39,7 +39,8 @@ type offset struct {
 
 // toMap renders the offset as Debezium writes it.
 func (o offset) toMap() map[string]any {
-	m := map[string]any{offTsSec: o.tsSec, offFile: o.file, offPos: o.pos}
+	m := make(map[string]any, 8) // every key below: no growth
+	m[offTsSec], m[offFile], m[offPos] = o.tsSec, o.file, o.pos
 	if o.gtids != "" {
 		m[offGTIDs] = o.gtids
 	}

@@ -75,7 +75,7 @@ func newTableSchema(prefix string, f flavor, t *table, m valueModes, rules *colu
 // non-null cells; null cells of NOT NULL columns become the default or the
 // type's zero value.
 func (ts *tableSchema) convert(n int, get func(i int) (any, bool), conv func(ct *colType, v any) (any, error)) ([]any, error) {
-	if n != len(ts.cols) {
+	if n != len(ts.cols) && n != len(ts.cols)+ts.table.hidden {
 		return nil, fmt.Errorf("mysql: %s: row has %d columns, the table model %d (DDL not yet tracked?)", ts.table.ID(), n, len(ts.cols))
 	}
 	out := make([]any, ts.fields)
@@ -117,7 +117,12 @@ func (ts *tableSchema) convert(n int, get func(i int) (any, bool), conv func(ct 
 	return out, nil
 }
 
+// row wraps vals (as convert returns them: one per value field) in the
+// table's value Struct; the Struct takes vals over.
 func (ts *tableSchema) row(vals []any) *connect.Struct {
+	if len(vals) == len(ts.value.Fields) {
+		return &connect.Struct{Schema: ts.value, Values: vals}
+	}
 	st := connect.NewStruct(ts.value)
 	copy(st.Values, vals)
 	return st

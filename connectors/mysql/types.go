@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +57,8 @@ const (
 	kTimeMs    // TIME as a Connect Time: int32 ms of the day (time.precision.mode=connect)
 	kGeometry  // io.debezium.data.geometry.Geometry {wkb, srid}
 	kPoint     // io.debezium.data.geometry.Point {x, y, wkb, srid}
+	kUUID      // MariaDB UUID: io.debezium.data.Uuid
+	kInet      // MariaDB INET6 / INET4: the address as text
 	kUnsupported
 )
 
@@ -182,6 +186,14 @@ func newColType(c *column, m valueModes) colType {
 		} else {
 			ct.kind, sb = kBytes, b(connect.String)
 		}
+	case "uuid":
+		// Debezium's MariaDbValueConverters (DBZ-9027): io.debezium.data.Uuid,
+		// the binlog's 16 bytes read as one big-endian UUID
+		ct.kind, sb = kUUID, b(connect.String).Name("io.debezium.data.Uuid").Version(1)
+	case "inet6", "inet4":
+		// Debezium 3.6 has no mapping for these (its MariaDB grammar has no
+		// INET6/INET4 type); connectd emits the address as the server prints it
+		ct.kind, sb = kInet, b(connect.String)
 	case "point":
 		ct.kind, sb = kPoint, pointSchema(c.Optional)
 	case "geometry", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon", "geometrycollection", "geomcollection":
@@ -239,7 +251,7 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 		lit = strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
 	}
 	switch ct.kind {
-	case kInt16, kInt32, kInt64, kFloat, kDouble, kString, kDecimal, kYear, kEnum, kSet, kUDecimal:
+	case kInt16, kInt32, kInt64, kFloat, kDouble, kString, kDecimal, kYear, kEnum, kSet, kUDecimal, kUUID, kInet:
 		v, err := ct.fromText([]byte(lit))
 		if err == nil && v != nil {
 			v = ct.present(v)
@@ -289,7 +301,7 @@ func (ct *colType) fromText(b []byte) (any, error) {
 		return float32(f), err
 	case kDouble:
 		return strconv.ParseFloat(s, 64)
-	case kString, kEnum, kSet:
+	case kString, kEnum, kSet, kUUID, kInet:
 		return s, nil
 	case kDate:
 		t, err := time.Parse("2006-01-02", s)
@@ -444,12 +456,54 @@ func (ct *colType) fromBinlogBytes(b []byte) (any, error) {
 		return ct.spatial(b)
 	case kString, kEnum, kSet:
 		return decodeCharset(ct.col.charset, b)
+	case kUUID:
+		// The binlog drops a BINARY value's trailing zero bytes (as for
+		// BINARY(n), see padBinary): put them back.
+		if len(b) > 16 {
+			return nil, fmt.Errorf("UUID of %d bytes", len(b))
+		}
+		var u [16]byte
+		copy(u[:], b)
+		x := hex.EncodeToString(u[:])
+		return x[0:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:], nil
+	case kInet:
+		if ct.col.dataType == "inet4" {
+			return inetText(b, 4)
+		}
+		return inetText(b, 16)
 	case kZoned:
 		if strings.HasPrefix(string(b), "0000-00-00") {
 			return zoned(time.Unix(0, 0), ct.col.fsp), nil
 		}
 	}
 	return ct.fromText(b)
+}
+
+// inetText prints a MariaDB INET4 (4 bytes) or INET6 (16 bytes) binlog
+// value as the server does: IPv4 dotted, IPv6 with the longest run of zero
+// groups shortened to ::, IPv4-mapped (::ffff:a.b.c.d) and IPv4-compatible
+// (::a.b.c.d) addresses with the IPv4 part dotted.
+func inetText(b []byte, width int) (string, error) {
+	if len(b) > width {
+		return "", fmt.Errorf("INET value of %d bytes", len(b))
+	}
+	// the binlog drops trailing zero bytes, as for BINARY(n)
+	b = append(b[:len(b):len(b)], make([]byte, width-len(b))...)
+	switch len(b) {
+	case 4:
+		return netip.AddrFrom4([4]byte(b)).String(), nil
+	case 16:
+		a := netip.AddrFrom16([16]byte(b))
+		zero10 := !slices.ContainsFunc(b[:10], func(x byte) bool { return x != 0 })
+		switch {
+		case zero10 && b[10] == 0xff && b[11] == 0xff:
+			return "::ffff:" + netip.AddrFrom4([4]byte(b[12:])).String(), nil
+		case zero10 && b[10] == 0 && b[11] == 0 && (b[12] != 0 || b[13] != 0):
+			return "::" + netip.AddrFrom4([4]byte(b[12:])).String(), nil
+		}
+		return a.String(), nil
+	}
+	return "", fmt.Errorf("INET value of %d bytes", len(b))
 }
 
 // present applies decimal.handling.mode and binary.handling.mode to a
