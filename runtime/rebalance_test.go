@@ -334,3 +334,132 @@ func containsInt(s []int, v int) bool {
 	}
 	return false
 }
+
+// A worker that leaves has its tasks held for
+// scheduled.rebalance.max.delay.ms (KIP-415; 3 s here, Kafka Connect's
+// default is 300000): nobody runs them meanwhile, the group stays usable
+// (a write succeeds), and when the worker is back within the delay it gets
+// exactly its tasks when the delay ends, nothing else moving. When it does
+// not come back, the delay ends with its tasks shared by the survivors.
+func TestCooperativeRebalanceHoldsDepartedWorkersTasks(t *testing.T) {
+	const delay = 3 * time.Second
+	kafka := freeAddr(t)
+	shared := newSpreadShared()
+	group := rebalanceGroup("coop-delay", "scheduled.rebalance.max.delay.ms", strconv.Itoa(int(delay.Milliseconds())))
+	w1 := startSpreadWorker(t, kafka, freeAddr(t), true, shared, group...)
+	defer w1.Close()
+	w2 := startSpreadWorker(t, kafka, freeAddr(t), false, shared, group...)
+	defer w2.Close()
+	addr3 := freeAddr(t)
+	w3 := startSpreadWorker(t, kafka, addr3, false, shared, group...)
+	defer func() { w3.Close() }()
+	ctx := context.Background()
+	if _, err := w1.Herder.CreateConnector(ctx, "spread", map[string]string{"connector.class": "test.SpreadSource", "topic": "s", "tasks.max": "6"}); err != nil {
+		t.Fatal(err)
+	}
+	all := []*Worker{w1, w2, w3}
+	before := waitPlacement(t, all, "spread", 6, func(p map[*Worker][]int) bool {
+		return len(p[w1]) == 2 && len(p[w2]) == 2 && len(p[w3]) == 2
+	})
+	waitFor(t, func() bool { starts, _ := shared.counts(); return len(starts) == 6 })
+	// The leader remembers the last round; the worker that leaves must
+	// not be it (a new leader starts without that memory and places the
+	// work at once, as Kafka Connect's does).
+	for _, w := range []*Worker{w1, w2} {
+		if err := w.Herder.AwaitStable(ctx, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if leader, _, _ := w3.Herder.Leader(); leader {
+		t.Fatal("the worker that leaves leads the group")
+	}
+	held := before[w3]
+	survivors := []*Worker{w1, w2}
+
+	// w3 stops (SIGTERM-like: it leaves the group at once).
+	w3.Close()
+	left := time.Now()
+	time.Sleep(time.Second)
+	for _, w := range survivors {
+		if got := runningTasks(w.Herder, "spread"); !equalInts(got, before[w]) {
+			t.Fatalf("%s runs %v during the delay, before %v", w.Herder.WorkerID(), got, before[w])
+		}
+	}
+	// The group is stable during the delay: a write succeeds.
+	if err := w2.Herder.AwaitStable(ctx, 5*time.Second); err != nil {
+		t.Fatalf("during the delay: %v", err)
+	}
+	if _, err := w2.Herder.CreateConnector(ctx, "probe", map[string]string{"connector.class": "test.SpreadSource", "topic": "p", "tasks.max": "1"}); err != nil {
+		t.Fatalf("write during the delay: %v", err)
+	}
+	waitFor(t, func() bool { return len(runningTasks(w1.Herder, "probe"))+len(runningTasks(w2.Herder, "probe")) == 1 })
+	if p, _ := placement(survivors, "spread", 6); len(p[w1])+len(p[w2]) != 4 {
+		t.Fatalf("held tasks placed before the delay ended: %s", describe(survivors, p))
+	}
+
+	// w3 is back (same worker id) within the delay.
+	w3 = startSpreadWorker(t, kafka, addr3, false, shared, group...)
+	all = []*Worker{w1, w2, w3}
+	back := waitPlacement(t, all, "spread", 6, nil)
+	movedAfter := time.Since(left)
+	t.Logf("held %v placed again %s after the leave: %s", held, movedAfter.Round(time.Millisecond), describe(all, back))
+	if movedAfter < delay-200*time.Millisecond {
+		t.Errorf("held tasks placed %s after the leave, before scheduled.rebalance.max.delay.ms=%s", movedAfter, delay)
+	}
+	if !equalInts(back[w3], held) || !equalInts(back[w1], before[w1]) || !equalInts(back[w2], before[w2]) {
+		t.Fatalf("after the delay %s, before %s", describe(all, back), describe(all, before))
+	}
+	waitFor(t, func() bool {
+		starts, _ := shared.counts()
+		return starts[held[0]] == 2 && starts[held[1]] == 2
+	})
+	starts, stops := shared.counts()
+	for _, w := range survivors {
+		for _, i := range before[w] {
+			if starts[i] != 1 || stops[i] != 0 {
+				t.Errorf("task %d of %s: %d starts, %d stops", i, w.Herder.WorkerID(), starts[i], stops[i])
+			}
+		}
+	}
+
+	// w3 leaves for good: after the delay its tasks go to the survivors
+	// (3 each), which keep what they ran.
+	w3.Close()
+	left = time.Now()
+	final := waitPlacement(t, survivors, "spread", 6, nil)
+	movedAfter = time.Since(left)
+	t.Logf("after the delay %s: %s", movedAfter.Round(time.Millisecond), describe(survivors, final))
+	if movedAfter < delay-200*time.Millisecond {
+		t.Errorf("tasks of the departed worker placed after %s, before scheduled.rebalance.max.delay.ms=%s", movedAfter, delay)
+	}
+	if got := sizes(survivors, final); got[0] != 3 || got[1] != 3 {
+		t.Errorf("survivors run %v tasks", got)
+	}
+	for _, w := range survivors {
+		for _, i := range before[w] {
+			if !containsInt(final[w], i) {
+				t.Errorf("task %d left %s", i, w.Herder.WorkerID())
+			}
+		}
+	}
+	starts, stops = shared.counts()
+	for _, w := range survivors {
+		for _, i := range before[w] {
+			if starts[i] != 1 || stops[i] != 0 {
+				t.Errorf("task %d of %s: %d starts, %d stops", i, w.Herder.WorkerID(), starts[i], stops[i])
+			}
+		}
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
