@@ -97,7 +97,7 @@ func (h *Herder) onAssigned(_ context.Context, cl *kgo.Client, _ map[string][]in
 	for _, n := range names {
 		h.enqueue(n)
 	}
-	h.scheduleRebalance(a, memberID)
+	h.scheduleRebalance(cl, a, memberID)
 	if len(a.RevokedConnectors)+len(a.RevokedTasks) > 0 {
 		h.log.Info("revoked by the leader; rejoining once stopped", "connectors", a.RevokedConnectors, "tasks", fmt.Sprint(a.RevokedTasks))
 		done := h.reconcileBarrier()
@@ -121,17 +121,17 @@ func (h *Herder) onAssigned(_ context.Context, cl *kgo.Client, _ map[string][]in
 // when work lost with a departed member is due to be placed again
 // (scheduled.rebalance.max.delay.ms, KIP-415). A later assignment replaces
 // the timer.
-func (h *Herder) scheduleRebalance(a *assignment, memberID string) {
+func (h *Herder) scheduleRebalance(group *kgo.Client, a *assignment, memberID string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.delayTimer != nil {
 		h.delayTimer.Stop()
 		h.delayTimer = nil
 	}
-	if a.DelayMs <= 0 || a.Leader != memberID || h.group == nil {
+	if a.DelayMs <= 0 || a.Leader != memberID {
 		return
 	}
-	group, gen := h.group, a.Generation
+	gen := a.Generation
 	h.delayTimer = time.AfterFunc(time.Duration(a.DelayMs)*time.Millisecond, func() {
 		h.mu.Lock()
 		same := h.generation == int(gen)

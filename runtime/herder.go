@@ -374,6 +374,9 @@ func (h *Herder) Close() {
 	h.wg.Wait()
 	h.metrics.Close()
 	h.mu.Lock()
+	if h.delayTimer != nil {
+		h.delayTimer.Stop()
+	}
 	names := make([]string, 0, len(h.running))
 	for n := range h.running {
 		names = append(names, n)
