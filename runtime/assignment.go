@@ -11,11 +11,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// protocolName is the group protocol of connectd workers. It is ours, not
-// Kafka Connect's "connect" protocol (franz-go's group client joins with
-// protocol type "consumer"): Java and connectd workers cannot share one
-// group.id.
-const protocolName = "connectd-v1"
+// The group protocols of connectd workers (groupProtocols,
+// assignment_cooperative.go) are ours, not Kafka Connect's "connect"
+// protocol (franz-go's group client joins with protocol type "consumer"):
+// Java and connectd workers cannot share one group.id.
 
 // memberMetadata is what a worker sends in JoinGroup: where its REST API
 // is, how far it has read the config topic, and what it runs now (so that
@@ -31,16 +30,30 @@ type memberMetadata struct {
 // member's share of the work, and the whole map (who runs what, by REST
 // URL) so that any worker can forward a request to the leader or to a
 // task's worker.
+//
+// Under the incremental cooperative protocols (connect.protocol compatible
+// or sessioned) it also carries, as Kafka Connect's ExtendedAssignment,
+// what the member must stop (Revoked*: it stops them, then rejoins so that
+// the next round can place them elsewhere), the delay after which the
+// leader rebalances to place work lost with a departed member (DelayMs),
+// and the work deliberately left unplaced this round (Held*: lost work
+// waiting for that delay, revoked work waiting for the follow-up round).
 type assignment struct {
-	Version      int               `json:"version"`
-	Leader       string            `json:"leader"` // member id
-	LeaderURL    string            `json:"leader_url"`
-	Generation   int32             `json:"generation"`
-	ConfigOffset int64             `json:"config_offset"` // the leader's config topic position when it balanced
-	Connectors   []string          `json:"connectors"`
-	Tasks        []TaskID          `json:"tasks"`
-	ConnOwners   map[string]string `json:"connector_owners"` // connector -> REST URL
-	TaskOwners   map[string]string `json:"task_owners"`      // TaskID.String() -> REST URL
+	Version           int               `json:"version"`
+	Protocol          string            `json:"protocol,omitempty"` // eager, compatible, sessioned ("" from earlier releases: eager)
+	Leader            string            `json:"leader"`             // member id
+	LeaderURL         string            `json:"leader_url"`
+	Generation        int32             `json:"generation"`
+	ConfigOffset      int64             `json:"config_offset"` // the leader's config topic position when it balanced
+	Connectors        []string          `json:"connectors"`
+	Tasks             []TaskID          `json:"tasks"`
+	RevokedConnectors []string          `json:"revoked_connectors,omitempty"`
+	RevokedTasks      []TaskID          `json:"revoked_tasks,omitempty"`
+	DelayMs           int64             `json:"delay_ms,omitempty"`
+	HeldConnectors    []string          `json:"held_connectors,omitempty"`
+	HeldTasks         []TaskID          `json:"held_tasks,omitempty"`
+	ConnOwners        map[string]string `json:"connector_owners"` // connector -> REST URL
+	TaskOwners        map[string]string `json:"task_owners"`      // TaskID.String() -> REST URL
 }
 
 // owns reports whether a assigns the connector name to this worker, and
@@ -63,18 +76,19 @@ func (a *assignment) owns(name string) (conn bool, tasks map[int]bool) {
 	return conn, tasks
 }
 
-// covers reports whether a placed exactly the connectors and tasks of w.
+// covers reports whether a placed (or deliberately held) exactly the
+// connectors and tasks of w.
 func (a *assignment) covers(w groupWork) bool {
-	if a == nil || len(a.ConnOwners) != len(w.connectors) || len(a.TaskOwners) != len(w.tasks) {
+	if a == nil || len(a.ConnOwners)+len(a.HeldConnectors) != len(w.connectors) || len(a.TaskOwners)+len(a.HeldTasks) != len(w.tasks) {
 		return false
 	}
 	for _, c := range w.connectors {
-		if _, ok := a.ConnOwners[c]; !ok {
+		if _, ok := a.ConnOwners[c]; !ok && !containsString(a.HeldConnectors, c) {
 			return false
 		}
 	}
 	for _, t := range w.tasks {
-		if _, ok := a.TaskOwners[t.String()]; !ok {
+		if _, ok := a.TaskOwners[t.String()]; !ok && !containsTask(a.HeldTasks, t) {
 			return false
 		}
 	}
@@ -109,7 +123,7 @@ func balance(members []groupMemberInfo, w groupWork, leader string, gen int32, c
 		if m.id == leader {
 			leaderURL = m.meta.URL
 		}
-		out[m.id] = &assignment{Version: 1, Leader: leader, Generation: gen, ConfigOffset: configOffset,
+		out[m.id] = &assignment{Version: 1, Protocol: ProtocolEager, Leader: leader, Generation: gen, ConfigOffset: configOffset,
 			Connectors: []string{}, Tasks: []TaskID{}}
 	}
 	wantConn := map[string]bool{}
@@ -171,14 +185,18 @@ func balance(members []groupMemberInfo, w groupWork, leader string, gen int32, c
 	return out
 }
 
-// groupBalancer is the kgo.GroupBalancer of connectd workers.
+// groupBalancer is the kgo.GroupBalancer of one connectd group protocol
+// (name, one of groupProtocols). To franz-go every protocol is eager (the
+// group consumes no partition, so nothing is revoked at its level); the
+// cooperative protocols revoke connectors and tasks in the assignment.
 type groupBalancer struct {
-	h *Herder
+	h    *Herder
+	name string
 }
 
 var _ kgo.GroupBalancer = (*groupBalancer)(nil)
 
-func (b *groupBalancer) ProtocolName() string { return protocolName }
+func (b *groupBalancer) ProtocolName() string { return b.name }
 func (b *groupBalancer) IsCooperative() bool  { return false }
 
 // JoinGroupMetadata returns this worker's memberMetadata (JSON) as the
@@ -213,7 +231,7 @@ func (b *groupBalancer) ParseSyncAssignment(p []byte) (map[string][]int32, error
 
 // MemberBalancer parses the members' metadata (leader only).
 func (b *groupBalancer) MemberBalancer(members []kmsg.JoinGroupResponseMember) (kgo.GroupMemberBalancer, map[string]struct{}, error) {
-	mb := &memberBalancer{h: b.h}
+	mb := &memberBalancer{h: b.h, protocol: protocolOf(b.name)}
 	for _, m := range members {
 		cm := kmsg.NewConsumerMemberMetadata()
 		if err := cm.ReadFrom(m.ProtocolMetadata); err != nil {
@@ -229,9 +247,10 @@ func (b *groupBalancer) MemberBalancer(members []kmsg.JoinGroupResponseMember) (
 }
 
 type memberBalancer struct {
-	h       *Herder
-	members []groupMemberInfo
-	info    kgo.BalanceInfo
+	h        *Herder
+	protocol string // connect.protocol mode of the chosen group protocol
+	members  []groupMemberInfo
+	info     kgo.BalanceInfo
 }
 
 var _ kgo.GroupMemberBalancerOrError = (*memberBalancer)(nil)
@@ -250,14 +269,39 @@ func (m *memberBalancer) BalanceOrError(map[string]int32) (kgo.IntoSyncAssignmen
 		return nil, err
 	}
 	w := m.h.work()
-	plan := balance(m.members, w, m.info.LeaderID, m.info.Generation, m.h.configLog.Position(0))
+	var plan map[string]*assignment
+	if m.protocol == ProtocolEager {
+		plan = balance(m.members, w, m.info.LeaderID, m.info.Generation, m.h.configLog.Position(0))
+	} else {
+		m.h.mu.Lock()
+		st, lastGen := m.h.coop, int32(-1)
+		if m.h.asg != nil {
+			lastGen = m.h.asg.Generation
+		}
+		m.h.mu.Unlock()
+		var next *cooperativeState
+		plan, next = balanceCooperative(m.members, w, st, lastGen, m.info.LeaderID, m.protocol, m.info.Generation,
+			m.h.configLog.Position(0), time.Now(), m.h.maxDelay)
+		m.h.mu.Lock()
+		m.h.coop = next
+		m.h.mu.Unlock()
+		for id, a := range plan {
+			if len(a.RevokedConnectors)+len(a.RevokedTasks) > 0 {
+				m.h.log.Info("revoking for balance", "member", id, "connectors", a.RevokedConnectors, "tasks", fmt.Sprint(a.RevokedTasks))
+			}
+		}
+		if a := plan[m.info.LeaderID]; a != nil && (len(a.HeldConnectors)+len(a.HeldTasks) > 0) {
+			m.h.log.Info("holding the work of departed workers until the scheduled rebalance",
+				"connectors", a.HeldConnectors, "tasks", fmt.Sprint(a.HeldTasks), "delay_ms", a.DelayMs)
+		}
+	}
 	var out syncPlan
 	for _, mem := range m.members {
 		ca := kmsg.NewConsumerMemberAssignment()
 		ca.UserData = mustJSON(plan[mem.id])
 		out = append(out, kmsg.SyncGroupRequestGroupAssignment{MemberID: mem.id, MemberAssignment: ca.AppendTo(nil)})
 	}
-	m.h.log.Info("group balanced", "generation", m.info.Generation, "members", len(m.members), "connectors", len(w.connectors), "tasks", len(w.tasks))
+	m.h.log.Info("group balanced", "protocol", m.protocol, "generation", m.info.Generation, "members", len(m.members), "connectors", len(w.connectors), "tasks", len(w.tasks))
 	return out, nil
 }
 

@@ -42,6 +42,9 @@ var workerDefaults = map[string]string{
 	"session.timeout.ms":    "10000",
 	"heartbeat.interval.ms": "3000",
 	"rebalance.timeout.ms":  "60000",
+	// Rebalancing protocol (KIP-415, KIP-507): Kafka Connect 4.x defaults.
+	"connect.protocol":                 "sessioned",
+	"scheduled.rebalance.max.delay.ms": "300000",
 }
 
 // Get returns key's value or its default.

@@ -57,23 +57,33 @@
 // SourceTask.Commit follows the commit. The offsets topic is read with
 // read_committed.
 //
-// Distributed mode (group.go, assignment.go): every worker is a member of
-// the Kafka group group.id, joined through franz-go's group client (a
-// consumer group subscribed to the config topic, consuming nothing) with
-// our own balancer, protocol "connectd-v1". Kafka Connect's "connect"
-// protocol is not spoken (franz-go fixes the protocol type to
-// "consumer"), so Java Kafka Connect workers and connectd workers cannot
-// share a group.id. A member's JoinGroup metadata is its REST URL, its
-// config topic position and what it runs; the leader reads the config
-// topic to its end and assigns every connector and task: work stays with
-// its live owner, work without one goes to the least loaded member
-// (round-robin over a fresh group). Each member's assignment carries the
-// leader's URL and the whole placement. A member applies its assignment
-// after reading the config topic as far as the leader had: it stops the
-// tasks it lost (final offset flush included) and starts those it gained;
-// a member whose session expired (onLost) stops everything. Because work
-// only moves away from members that left, one task never runs on two live
-// members; under exactly-once a new task instance also fences the old one.
+// Distributed mode (group.go, assignment.go, assignment_cooperative.go):
+// every worker is a member of the Kafka group group.id, joined through
+// franz-go's group client (a consumer group subscribed to the config
+// topic, consuming nothing) with our own balancers, protocols
+// "connectd-sessioned", "connectd-compatible" and "connectd-v1" (eager),
+// offered by connect.protocol as Kafka Connect's sessioned/compatible/
+// default. Kafka Connect's "connect" protocol is not spoken (franz-go
+// fixes the protocol type to "consumer"), so Java Kafka Connect workers
+// and connectd workers cannot share a group.id. A member's JoinGroup
+// metadata is its REST URL, its config topic position and what it runs;
+// the leader reads the config topic to its end and assigns every
+// connector and task. Under the cooperative protocols (KIP-415) work stays
+// with its live owner; work of a member that left is held unassigned for
+// scheduled.rebalance.max.delay.ms (the leader rebalances when it ends and
+// gives it to members that joined empty meanwhile, else to the least
+// loaded); new work goes to the least loaded; a member that joins empty
+// gets its share after the loaded members were revoked their excess and
+// rejoined once they stopped it. Under eager every member stops all its
+// work before it rejoins and the leader places everything round-robin.
+// Each member's assignment carries the leader's URL and the whole
+// placement. A member applies its assignment after reading the config
+// topic as far as the leader had: it stops the tasks it lost (final
+// offset flush included) and starts those it gained; a member whose
+// session expired (onLost) stops everything. Because work moves only
+// away from members that left or after its owner stopped it, one task
+// never runs on two live members; under exactly-once a new task instance
+// also fences the old one.
 // The leader forces a rebalance when the config topic's work (connectors,
 // committed task counts) differs from what the current assignment places.
 // Statuses are written by the worker that runs the connector or task

@@ -10,10 +10,11 @@ import (
 )
 
 // joinGroup makes this worker a member of group.id (a franz-go consumer
-// group over the config topic with the connectd-v1 balancer, assignment.go)
-// and waits until it received its first assignment. Membership timing is
-// Kafka Connect's: session.timeout.ms (10000), heartbeat.interval.ms
-// (3000), rebalance.timeout.ms (60000).
+// group over the config topic with the balancers of connect.protocol,
+// assignment.go and assignment_cooperative.go) and waits until it
+// received its first assignment. Membership timing is Kafka Connect's:
+// session.timeout.ms (10000), heartbeat.interval.ms (3000),
+// rebalance.timeout.ms (60000).
 func (h *Herder) joinGroup(ctx context.Context) error {
 	ms := func(key string) (time.Duration, error) {
 		n, err := h.cfg.Int(key)
@@ -31,11 +32,15 @@ func (h *Herder) joinGroup(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var balancers []kgo.GroupBalancer
+	for _, name := range groupProtocols[h.protocol] {
+		balancers = append(balancers, &groupBalancer{h: h, name: name})
+	}
 	group, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(h.brokers...),
 		kgo.ConsumerGroup(h.cfg.Get("group.id")),
 		kgo.ConsumeTopics(h.configLog.Topic()),
-		kgo.Balancers(&groupBalancer{h: h}),
+		kgo.Balancers(balancers...),
 		kgo.SessionTimeout(session),
 		kgo.HeartbeatInterval(hb),
 		kgo.RebalanceTimeout(rebalance),
@@ -63,7 +68,10 @@ func (h *Herder) joinGroup(ctx context.Context) error {
 // onAssigned applies the assignment parsed in SyncGroup: the worker first
 // reads the config topic at least as far as the leader did, then
 // reconciles every connector (starting what it gained, stopping what it
-// lost).
+// lost). Under the cooperative protocols a member that was revoked work
+// rejoins once it stopped it (Kafka Connect's WorkerCoordinator does so
+// after revocation), and the leader schedules the rebalance that places
+// held work after DelayMs.
 func (h *Herder) onAssigned(_ context.Context, cl *kgo.Client, _ map[string][]int32) {
 	memberID, gen := cl.GroupMetadata()
 	h.mu.Lock()
@@ -89,15 +97,104 @@ func (h *Herder) onAssigned(_ context.Context, cl *kgo.Client, _ map[string][]in
 	for _, n := range names {
 		h.enqueue(n)
 	}
+	h.scheduleRebalance(cl, a, memberID)
+	if len(a.RevokedConnectors)+len(a.RevokedTasks) > 0 {
+		h.log.Info("revoked by the leader; rejoining once stopped", "connectors", a.RevokedConnectors, "tasks", fmt.Sprint(a.RevokedTasks))
+		done := h.reconcileBarrier()
+		go func() {
+			select {
+			case <-done:
+			case <-h.stopCh:
+				return
+			}
+			h.mu.Lock()
+			same := h.generation == int(a.Generation)
+			h.mu.Unlock()
+			if same {
+				cl.ForceRebalance()
+			}
+		}()
+	}
 }
 
-// onRevoked marks the start of a rebalance (an eager member revokes at the
-// end of each group session): REST writes answer 409 until the next
-// assignment. Work keeps running; what moves is stopped in onAssigned.
+// scheduleRebalance (leader only) rebalances the group after a.DelayMs,
+// when work lost with a departed member is due to be placed again
+// (scheduled.rebalance.max.delay.ms, KIP-415). A later assignment replaces
+// the timer.
+func (h *Herder) scheduleRebalance(group *kgo.Client, a *assignment, memberID string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.delayTimer != nil {
+		h.delayTimer.Stop()
+		h.delayTimer = nil
+	}
+	if a.DelayMs <= 0 || a.Leader != memberID {
+		return
+	}
+	gen := a.Generation
+	h.delayTimer = time.AfterFunc(time.Duration(a.DelayMs)*time.Millisecond, func() {
+		h.mu.Lock()
+		same := h.generation == int(gen)
+		h.mu.Unlock()
+		if same {
+			h.log.Info("scheduled rebalance: placing the work held for departed workers")
+			group.ForceRebalance()
+		}
+	})
+}
+
+// barrierPrefix starts the names of reconcile barriers in reconcileCh (no
+// connector name starts with a NUL byte).
+const barrierPrefix = "\x00barrier-"
+
+// reconcileBarrier returns a channel closed once the reconcile loop has
+// handled everything enqueued before this call (so every stop those
+// reconciles made has completed). After Close it is closed at once.
+func (h *Herder) reconcileBarrier() <-chan struct{} {
+	ch := make(chan struct{})
+	select {
+	case <-h.stopCh:
+		close(ch)
+		return ch
+	default:
+	}
+	h.mu.Lock()
+	if h.barriers == nil {
+		h.barriers = map[string]chan struct{}{}
+	}
+	h.barrierSeq++
+	name := fmt.Sprintf("%s%d", barrierPrefix, h.barrierSeq)
+	h.barriers[name] = ch
+	h.mu.Unlock()
+	h.enqueue(name)
+	return ch
+}
+
+// onRevoked marks the start of a rebalance (franz-go calls it before each
+// join): REST writes answer 409 until the next assignment. Under
+// connect.protocol=eager the worker then stops every connector and task
+// before it rejoins, as Kafka Connect's eager protocol does; under the
+// cooperative ones work keeps running and the leader revokes what moves.
 func (h *Herder) onRevoked(context.Context, *kgo.Client, map[string][]int32) {
 	h.mu.Lock()
 	h.rebalancing = true
+	eager := h.asg != nil && (h.asg.Protocol == ProtocolEager || h.asg.Protocol == "")
+	var names []string
+	if eager {
+		h.asg = &assignment{Protocol: h.asg.Protocol, Generation: h.asg.Generation}
+		names = h.knownConnectors()
+	}
 	h.mu.Unlock()
+	if !eager {
+		return
+	}
+	for _, n := range names {
+		h.enqueue(n)
+	}
+	select {
+	case <-h.reconcileBarrier():
+	case <-h.stopCh:
+	}
 }
 
 // onLost: the member fell out of the group (its session expired), so the

@@ -158,6 +158,17 @@ type Herder struct {
 	rebalancing bool
 	joined      chan struct{}
 	joinedOnce  sync.Once
+	// protocol is connect.protocol and maxDelay
+	// scheduled.rebalance.max.delay.ms (assignment_cooperative.go); coop
+	// is the leader's memory between incremental cooperative rounds;
+	// delayTimer the leader's scheduled rebalance; barriers the reconcile
+	// barriers in flight (reconcileBarrier).
+	protocol   string
+	maxDelay   time.Duration
+	coop       *cooperativeState
+	delayTimer *time.Timer
+	barriers   map[string]chan struct{}
+	barrierSeq int
 
 	// configStarted is set once the config topic was read at start: only
 	// restart requests read after that are acted on (restart.go), as
@@ -190,6 +201,9 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 	}
 	h.brokers = brokers
 	var err error
+	if h.protocol, h.maxDelay, err = rebalanceSettings(cfg); err != nil {
+		return nil, err
+	}
 	if h.metrics, err = newMetrics(cfg); err != nil {
 		return nil, err
 	}
@@ -360,6 +374,9 @@ func (h *Herder) Close() {
 	h.wg.Wait()
 	h.metrics.Close()
 	h.mu.Lock()
+	if h.delayTimer != nil {
+		h.delayTimer.Stop()
+	}
 	names := make([]string, 0, len(h.running))
 	for n := range h.running {
 		names = append(names, n)
@@ -604,6 +621,16 @@ func (h *Herder) reconcileLoop() {
 		case <-h.stopCh:
 			return
 		case name := <-h.reconcileCh:
+			if strings.HasPrefix(name, barrierPrefix) {
+				h.mu.Lock()
+				ch := h.barriers[name]
+				delete(h.barriers, name)
+				h.mu.Unlock()
+				if ch != nil {
+					close(ch)
+				}
+				continue
+			}
 			h.reconcile(name)
 			h.maybeRebalance()
 		}
