@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
+	"unicode/utf16"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
@@ -31,7 +33,9 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 		tm = &typeMapper{h: defaultHandling}
 	}
 	ts := &tableSchema{table: t, topic: prefix + "." + t.Schema + "." + t.Name}
-	vb := connect.StructSchema().Name(ts.topic + ".Value").Optional()
+	// Schema names are the topic's, adjusted per schema.name.adjustment.mode.
+	name := adjustSchemaName(tm.h.schemaNames, ts.topic)
+	vb := connect.StructSchema().Name(name + ".Value").Optional()
 	fieldOf := make([]int, len(t.Columns))
 	keySchemas := make([]*connect.Schema, len(t.Columns)) // without column mappers, as Debezium's key
 	for i, c := range t.Columns {
@@ -57,7 +61,7 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 	ts.value = vb.Build()
 	if cols := tm.rules.KeyColumns(t.ID()); cols != nil {
 		// message.key.columns: the listed columns, in table order.
-		kb := connect.StructSchema().Name(ts.topic + ".Key")
+		kb := connect.StructSchema().Name(name + ".Key")
 		for i, c := range t.Columns {
 			for _, k := range cols {
 				if c.Name == k && fieldOf[i] >= 0 {
@@ -70,7 +74,7 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 			ts.key = kb.Build()
 		}
 	} else if len(t.PrimaryKey) > 0 {
-		kb := connect.StructSchema().Name(ts.topic + ".Key")
+		kb := connect.StructSchema().Name(name + ".Key")
 		for _, k := range t.PrimaryKey {
 			for i, c := range t.Columns {
 				if c.Name == k && fieldOf[i] >= 0 {
@@ -81,7 +85,7 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 		}
 		ts.key = kb.Build()
 	}
-	ts.envelope = envelope.Schema(ts.topic, ts.value, sourceSchema)
+	ts.envelope = envelope.Schema(name, ts.value, sourceSchema)
 	return ts
 }
 
@@ -199,4 +203,31 @@ func headerValue(key any) []byte {
 		}
 	}
 	return append(b, '}')
+}
+
+// adjustSchemaName makes name a valid Avro full name per
+// schema.name.adjustment.mode, as Debezium's SchemaNameAdjuster: the first
+// character must be a letter or '_', the others letters, digits, '_' or
+// '.'; avro replaces any other character with '_', avro_unicode with
+// _uXXXX (its UTF-16 code units in hex); none (or "") keeps name.
+func adjustSchemaName(mode, name string) string {
+	if mode != "avro" && mode != "avro_unicode" {
+		return name
+	}
+	var b strings.Builder
+	for i, r := range name {
+		letter := r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z'
+		if letter || i > 0 && (r == '.' || r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			continue
+		}
+		if mode == "avro" {
+			b.WriteByte('_')
+			continue
+		}
+		for _, u := range utf16.Encode([]rune{r}) {
+			fmt.Fprintf(&b, "_u%04x", u)
+		}
+	}
+	return b.String()
 }
