@@ -110,7 +110,7 @@ func withConnectionKeys(d *connect.ConfigDef) *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: KeySchemaNameAdjust, Type: connect.TypeString, Default: connect.Str("none"), Importance: connect.Low,
 			Allowed: []string{"none", "avro", "avro_unicode"},
 			Doc: "How the names of Connect schemas built from table names (<topic.prefix>.<schema>.<table>.Key/Value/Envelope) are made valid, as Debezium's SchemaNameAdjuster: " +
-				"none (unchanged), avro (every character not allowed in an Avro name becomes '_'), avro_unicode (such characters become _uxxxx, their UTF-16 code)."}).
+				"none (unchanged), avro (every UTF-16 unit not allowed in an Avro name becomes '_'), avro_unicode ('_' is not allowed either; each such unit becomes _u and its hex code, e.g. '-' → _u002d)."}).
 		Define(connect.ConfigKey{Name: KeyTableIgnoreBuiltin, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Low,
 			Validator: func(v string) string {
 				if strings.EqualFold(v, "false") {

@@ -146,10 +146,19 @@ func TestSchemaNameAdjustment(t *testing.T) {
 		}
 		task.Stop()
 	}
-	if got := adjustSchemaName("avro", "1x.ü"); got != "_x._" {
-		t.Errorf("avro: 1x.ü → %s", got)
-	}
-	if got := adjustSchemaName("avro_unicode", "a.😀"); got != "a._ud83d_ude00" {
-		t.Errorf("avro_unicode: a.😀 → %s", got)
+	// Debezium's SchemaNameAdjusterTest-style cases (UTF-16 code units).
+	for _, tc := range []struct{ mode, in, want string }{
+		{"avro", "1x.ü", "_x._"},
+		{"avro", "a_b.c-d", "a_b.c_d"},
+		{"avro", "a.😀", "a.__"},
+		{"avro_unicode", "a_b", "a_u005fb"},
+		{"avro_unicode", "a.é", "a._u00e9"},
+		{"avro_unicode", "a.ā", "a._u101"},
+		{"avro_unicode", "a.😀", "a._ud83d_ude00"},
+		{"none", "a-b", "a-b"},
+	} {
+		if got := adjustSchemaName(tc.mode, tc.in); got != tc.want {
+			t.Errorf("%s: %s → %s, want %s", tc.mode, tc.in, got, tc.want)
+		}
 	}
 }

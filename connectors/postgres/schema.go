@@ -206,28 +206,34 @@ func headerValue(key any) []byte {
 }
 
 // adjustSchemaName makes name a valid Avro full name per
-// schema.name.adjustment.mode, as Debezium's SchemaNameAdjuster: the first
-// character must be a letter or '_', the others letters, digits, '_' or
-// '.'; avro replaces any other character with '_', avro_unicode with
-// _uXXXX (its UTF-16 code units in hex); none (or "") keeps name.
+// schema.name.adjustment.mode, as Debezium's SchemaNameAdjuster.validFullname,
+// which walks UTF-16 code units (Java chars). avro (ReplacementFunction's
+// defaults): the first unit must be a letter or '_', the others letters,
+// digits, '_' or '.'; any other unit becomes '_'. avro_unicode
+// (UnicodeReplacementFunction): '_' is invalid too, and an invalid unit
+// becomes "_u" + its hex code, left-padded with "00" only when it has at
+// most two digits (é → _u00e9, ā → _u101). none (or "") keeps name.
 func adjustSchemaName(mode, name string) string {
 	if mode != "avro" && mode != "avro_unicode" {
 		return name
 	}
+	unicode := mode == "avro_unicode"
 	var b strings.Builder
-	for i, r := range name {
-		letter := r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z'
-		if letter || i > 0 && (r == '.' || r >= '0' && r <= '9') {
-			b.WriteRune(r)
+	for i, u := range utf16.Encode([]rune(name)) {
+		letter := u >= 'A' && u <= 'Z' || u >= 'a' && u <= 'z' || u == '_' && !unicode
+		if letter || i > 0 && (u == '.' || u >= '0' && u <= '9') {
+			b.WriteRune(rune(u))
 			continue
 		}
-		if mode == "avro" {
+		if !unicode {
 			b.WriteByte('_')
 			continue
 		}
-		for _, u := range utf16.Encode([]rune{r}) {
-			fmt.Fprintf(&b, "_u%04x", u)
+		hex := strconv.FormatInt(int64(u), 16)
+		if len(hex) <= 2 {
+			hex = "00" + hex
 		}
+		b.WriteString("_u" + hex)
 	}
 	return b.String()
 }
