@@ -33,9 +33,14 @@ const (
 
 // ConfigKey defines one configuration key.
 type ConfigKey struct {
-	Name       string
-	Type       ConfigType
-	Default    *string // nil = required, no default
+	Name    string
+	Type    ConfigType
+	Default *string // nil = required, no default (unless Optional)
+	// Optional, with a nil Default, makes the default null instead of
+	// required, as a Kafka ConfigDef key defined with a null default
+	// (required false, default_value null): the key may be absent, and
+	// Parsed returns "" for it.
+	Optional   bool
 	Importance Importance
 	Doc        string
 	Group      string
@@ -104,7 +109,7 @@ func (d *ConfigDef) Validate(cfg map[string]string) []ConfigError {
 	for _, k := range d.keys {
 		v, ok := cfg[k.Name]
 		if !ok {
-			if k.Default == nil {
+			if k.Default == nil && !k.Optional {
 				errs = append(errs, ConfigError{k.Name, fmt.Sprintf("Missing required configuration %q which has no default value.", k.Name)})
 			}
 			continue

@@ -56,7 +56,7 @@ func (d *ConfigDef) Info() []KeyInfo {
 			ki.Dependents = []string{}
 		}
 		if k.Default == nil {
-			ki.Required = true
+			ki.Required = !k.Optional
 		} else {
 			ki.Default = k.Default
 		}

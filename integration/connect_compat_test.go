@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -57,7 +58,10 @@ type compatStep struct {
 	ownStatus       int
 	// frameworkKeys: the body is a ConfigInfos; its values also list, in
 	// order, the keys of Kafka Connect's own groups with their group and
-	// order_in_group (the connector's groups legitimately differ).
+	// order_in_group, and ("connector keys") every key of the connector's
+	// groups with its group, order_in_group, type and default. connectd
+	// must list every connector key of the golden with the same values;
+	// it may list more (its own keys and kept aliases).
 	frameworkKeys bool
 }
 
@@ -261,6 +265,16 @@ func TestRESTCompatibility(t *testing.T) {
 		if ws, gs := canonicalJSON(w.Shape), canonicalJSON(g.Shape); ws != gs {
 			t.Errorf("%s (%s %s): body shape\n connectd      %s\n Kafka Connect %s", g.Step, g.Method, g.Path, gs, ws)
 		}
+		if steps[i].frameworkKeys {
+			wv, gv := map[string]any{}, map[string]any{}
+			json.Unmarshal([]byte(canonicalJSON(w.Values)), &wv)
+			json.Unmarshal([]byte(canonicalJSON(g.Values)), &gv)
+			if missing := missingConnectorKeys(wv, gv); len(missing) > 0 {
+				t.Errorf("%s (%s %s): %d connector keys of Kafka Connect's answer (group/order/name/type/default) missing or different in connectd's:\n %s",
+					g.Step, g.Method, g.Path, len(missing), strings.Join(missing, "\n "))
+			}
+			w.Values, g.Values = wv, gv
+		}
 		if wv, gv := canonicalJSON(w.Values), canonicalJSON(g.Values); wv != gv {
 			t.Errorf("%s (%s %s): values\n connectd      %s\n Kafka Connect %s", g.Step, g.Method, g.Path, gv, wv)
 		}
@@ -329,6 +343,7 @@ func runCompat(t *testing.T, base string, steps []compatStep) []compatRecord {
 				rec.Values = map[string]any{}
 			}
 			rec.Values["framework keys"] = frameworkKeysOf(v)
+			rec.Values["connector keys"] = connectorKeysOf(v)
 		}
 		out = append(out, rec)
 	}
@@ -353,6 +368,47 @@ func frameworkKeysOf(v any) []string {
 		}
 	}
 	return out
+}
+
+// connectorKeysOf lists "group/order_in_group/name/type/default" for each
+// key of a ConfigInfos body outside the framework groups, in the body's
+// order (default "null" for a null default_value).
+func connectorKeysOf(v any) []string {
+	m, _ := v.(map[string]any)
+	cs, _ := m["configs"].([]any)
+	out := []string{}
+	for _, c := range cs {
+		d, _ := c.(map[string]any)["definition"].(map[string]any)
+		if g, _ := d["group"].(string); !frameworkGroups[g] {
+			def := "null"
+			if s, ok := d["default_value"].(string); ok {
+				def = strconv.Quote(s)
+			}
+			out = append(out, fmt.Sprintf("%v/%v/%v/%v/%s", d["group"], d["order_in_group"], d["name"], d["type"], def))
+		}
+	}
+	return out
+}
+
+// missingConnectorKeys returns the golden's "connector keys" entries that
+// got's lack (got may have more), and removes the entry from both maps so
+// the remaining values compare exactly.
+func missingConnectorKeys(want, got map[string]any) []string {
+	w, _ := want["connector keys"].([]any)
+	g, _ := got["connector keys"].([]any)
+	delete(want, "connector keys")
+	delete(got, "connector keys")
+	have := map[string]bool{}
+	for _, k := range g {
+		have[fmt.Sprint(k)] = true
+	}
+	var missing []string
+	for _, k := range w {
+		if !have[fmt.Sprint(k)] {
+			missing = append(missing, fmt.Sprint(k))
+		}
+	}
+	return missing
 }
 
 // waitCompat polls GET path until its states are want ("CONN/TASK", TASK

@@ -105,6 +105,7 @@ type handling struct {
 	moneyDigits                             int
 	placeholder                             string // unavailable.value.placeholder
 	includeUnknown                          bool
+	schemaNames                             string // schema.name.adjustment.mode ("" = none)
 }
 
 // defaultHandling is Debezium's default for every mode.
@@ -136,12 +137,14 @@ func positiveInt(v string) string {
 	return ""
 }
 
-var configDef = connect.NewConfigDef().
+// ownConfigDef is connectd's definition of the keys it implements;
+// configDef is it laid out as Debezium's (config_layout.go).
+var ownConfigDef = connect.NewConfigDef().
 	Define(connect.ConfigKey{Name: KeyConnectorClass, Type: connect.TypeString, Default: connect.Str(ClassName), Importance: connect.High,
 		Doc: "The connector class: " + ClassName + "."}).
-	Define(connect.ConfigKey{Name: KeyHostname, Type: connect.TypeString, Default: nil, Importance: connect.High, Group: "Connection",
+	Define(connect.ConfigKey{Name: KeyHostname, Type: connect.TypeString, Default: nil, Importance: connect.High,
 		Doc: "Resolvable hostname or IP address of the PostgreSQL database server."}).
-	Define(connect.ConfigKey{Name: KeyPort, Type: connect.TypeInt, Default: connect.Str("5432"), Importance: connect.High, Group: "Connection",
+	Define(connect.ConfigKey{Name: KeyPort, Type: connect.TypeInt, Default: connect.Str("5432"), Importance: connect.High,
 		Doc: "Port of the PostgreSQL database server.",
 		Validator: func(v string) string {
 			if n, _ := strconv.Atoi(v); n < 1 || n > 65535 {
@@ -149,13 +152,13 @@ var configDef = connect.NewConfigDef().
 			}
 			return ""
 		}}).
-	Define(connect.ConfigKey{Name: KeyUser, Type: connect.TypeString, Default: nil, Importance: connect.High, Group: "Connection",
+	Define(connect.ConfigKey{Name: KeyUser, Type: connect.TypeString, Default: nil, Importance: connect.High,
 		Doc: "Name of the database user (needs REPLICATION and SELECT on the captured tables)."}).
-	Define(connect.ConfigKey{Name: KeyPassword, Type: connect.TypePassword, Default: connect.Str(""), Importance: connect.High, Group: "Connection",
+	Define(connect.ConfigKey{Name: KeyPassword, Type: connect.TypePassword, Optional: true, Importance: connect.High,
 		Doc: "Password of the database user."}).
-	Define(connect.ConfigKey{Name: KeyDBName, Type: connect.TypeString, Default: nil, Importance: connect.High, Group: "Connection",
+	Define(connect.ConfigKey{Name: KeyDBName, Type: connect.TypeString, Default: nil, Importance: connect.High,
 		Doc: "The name of the database from which to stream changes."}).
-	Define(connect.ConfigKey{Name: KeyTopicPrefix, Type: connect.TypeString, Default: nil, Importance: connect.High, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyTopicPrefix, Type: connect.TypeString, Default: nil, Importance: connect.High,
 		Doc: "Topic prefix (the logical server name): topics are <topic.prefix>.<schema>.<table>.",
 		Validator: func(v string) string {
 			if v == "" {
@@ -166,7 +169,7 @@ var configDef = connect.NewConfigDef().
 			}
 			return ""
 		}}).
-	Define(connect.ConfigKey{Name: KeyPluginName, Type: connect.TypeString, Default: connect.Str("decoderbufs"), Importance: connect.Medium, Group: "Replication",
+	Define(connect.ConfigKey{Name: KeyPluginName, Type: connect.TypeString, Default: connect.Str("decoderbufs"), Importance: connect.Medium,
 		Doc: "The logical decoding plugin; connectd supports only pgoutput.",
 		Validator: func(v string) string {
 			switch strings.ToLower(v) {
@@ -177,7 +180,7 @@ var configDef = connect.NewConfigDef().
 			}
 			return "must be pgoutput"
 		}}).
-	Define(connect.ConfigKey{Name: KeySlotName, Type: connect.TypeString, Default: connect.Str("debezium"), Importance: connect.Medium, Group: "Replication",
+	Define(connect.ConfigKey{Name: KeySlotName, Type: connect.TypeString, Default: connect.Str("debezium"), Importance: connect.Medium,
 		Doc: "Name of the PostgreSQL logical decoding slot.",
 		Validator: func(v string) string {
 			if !slotNameRE.MatchString(v) {
@@ -185,12 +188,12 @@ var configDef = connect.NewConfigDef().
 			}
 			return ""
 		}}).
-	Define(connect.ConfigKey{Name: KeyPublicationName, Type: connect.TypeString, Default: connect.Str("dbz_publication"), Importance: connect.Medium, Group: "Replication",
+	Define(connect.ConfigKey{Name: KeyPublicationName, Type: connect.TypeString, Default: connect.Str("dbz_publication"), Importance: connect.Medium,
 		Doc: "Name of the PostgreSQL publication used with pgoutput."}).
-	Define(connect.ConfigKey{Name: KeyPublicationAutocreate, Type: connect.TypeString, Default: connect.Str("all_tables"), Importance: connect.Low, Group: "Replication",
+	Define(connect.ConfigKey{Name: KeyPublicationAutocreate, Type: connect.TypeString, Default: connect.Str("all_tables"), Importance: connect.Low,
 		Allowed: []string{"all_tables", "disabled", "filtered"},
 		Doc:     "all_tables: create the publication FOR ALL TABLES if missing; filtered: FOR TABLE the included tables; disabled: never create it."}).
-	Define(connect.ConfigKey{Name: KeyTableIncludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.High, Group: "Filters",
+	Define(connect.ConfigKey{Name: KeyTableIncludeList, Type: connect.TypeList, Optional: true, Importance: connect.High,
 		Doc: "Comma-separated regular expressions matched (anchored) against <schema>.<table>; empty = all non-system tables.",
 		Validator: func(v string) string {
 			for _, p := range splitList(v) {
@@ -200,25 +203,25 @@ var configDef = connect.NewConfigDef().
 			}
 			return ""
 		}}).
-	Define(connect.ConfigKey{Name: KeyTableExcludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+	Define(connect.ConfigKey{Name: KeyTableExcludeList, Type: connect.TypeList, Optional: true, Importance: connect.Medium,
 		Doc: "Comma-separated regular expressions matched (anchored) against <schema>.<table> of tables not captured (when table.include.list is empty).", Validator: regexListValidator}).
-	Define(connect.ConfigKey{Name: KeySchemaIncludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+	Define(connect.ConfigKey{Name: KeySchemaIncludeList, Type: connect.TypeList, Optional: true, Importance: connect.Medium,
 		Doc: "Comma-separated regular expressions matched (anchored) against schema names: only tables of matching schemas are captured.", Validator: regexListValidator}).
-	Define(connect.ConfigKey{Name: KeySchemaExcludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+	Define(connect.ConfigKey{Name: KeySchemaExcludeList, Type: connect.TypeList, Optional: true, Importance: connect.Medium,
 		Doc: "Comma-separated regular expressions matched (anchored) against schema names whose tables are not captured.", Validator: regexListValidator}).
-	Define(connect.ConfigKey{Name: KeyColumnIncludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+	Define(connect.ConfigKey{Name: KeyColumnIncludeList, Type: connect.TypeList, Optional: true, Importance: connect.Medium,
 		Doc: "Comma-separated regular expressions matched (anchored) against <schema>.<table>.<column>: only matching columns are in change events.", Validator: regexListValidator}).
-	Define(connect.ConfigKey{Name: KeyColumnExcludeList, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+	Define(connect.ConfigKey{Name: KeyColumnExcludeList, Type: connect.TypeList, Optional: true, Importance: connect.Medium,
 		Doc: "Comma-separated regular expressions matched (anchored) against <schema>.<table>.<column> of columns left out of change events.", Validator: regexListValidator}).
-	Define(connect.ConfigKey{Name: KeyColumnPropagateType, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+	Define(connect.ConfigKey{Name: KeyColumnPropagateType, Type: connect.TypeList, Optional: true, Importance: connect.Medium,
 		Doc: "Comma-separated regular expressions matched (anchored) against <schema>.<table>.<column>: the field schema gets __debezium.source.column.type, .length, .scale and .name parameters.", Validator: regexListValidator}).
-	Define(connect.ConfigKey{Name: KeyMessagePrefixIncludeLst, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Low, Group: "Filters",
+	Define(connect.ConfigKey{Name: KeyMessagePrefixIncludeLst, Type: connect.TypeList, Optional: true, Importance: connect.Low,
 		Doc: "Comma-separated regular expressions matched (anchored) against the prefix of logical decoding messages to emit (empty = all).", Validator: regexListValidator}).
-	Define(connect.ConfigKey{Name: KeyMessagePrefixExcludeLst, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Low, Group: "Filters",
+	Define(connect.ConfigKey{Name: KeyMessagePrefixExcludeLst, Type: connect.TypeList, Optional: true, Importance: connect.Low,
 		Doc: "Comma-separated regular expressions matched (anchored) against the prefix of logical decoding messages not to emit.", Validator: regexListValidator}).
-	Define(connect.ConfigKey{Name: KeyMessageKeyColumns, Type: connect.TypeString, Default: connect.Str(""), Importance: connect.Low, Group: "Filters",
+	Define(connect.ConfigKey{Name: KeyMessageKeyColumns, Type: connect.TypeString, Optional: true, Importance: connect.Low,
 		Doc: "Custom message keys: <table regex>:<column>[,<column>…] entries separated by ';'; the key of a matching table is made of those columns (in table order)."}).
-	Define(connect.ConfigKey{Name: KeySnapshotMode, Type: connect.TypeString, Default: connect.Str(SnapshotInitial), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeySnapshotMode, Type: connect.TypeString, Default: connect.Str(SnapshotInitial), Importance: connect.Low,
 		Doc: "The criteria for running a snapshot upon startup of the connector. " +
 			"'always': the connector runs a snapshot every time that it starts; after the snapshot completes, it streams changes from the transaction log. " +
 			"'initial' (default): if the connector does not detect any offsets for the logical server name (or the recorded snapshot did not complete), it runs a snapshot that captures the current full state of the configured tables, then streams changes. " +
@@ -235,17 +238,17 @@ var configDef = connect.NewConfigDef().
 			}
 			return ""
 		}}).
-	Define(connect.ConfigKey{Name: KeySnapshotData, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeySnapshotData, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low,
 		Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the data should be snapshotted or not (at every start, as Debezium's ConfigurationBasedSnapshotter)."}).
-	Define(connect.ConfigKey{Name: KeySnapshotSchema, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeySnapshotSchema, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low,
 		Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the schema should be snapshotted or not. The PostgreSQL connector keeps no schema history, so this has no effect on its output."}).
-	Define(connect.ConfigKey{Name: KeySnapshotStartStream, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeySnapshotStartStream, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low,
 		Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the stream should start or not after snapshot."}).
-	Define(connect.ConfigKey{Name: KeySnapshotOnSchemaError, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeySnapshotOnSchemaError, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low,
 		Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the schema should be snapshotted or not in case of error. The PostgreSQL connector keeps no schema history, so there is no schema error to recover from."}).
-	Define(connect.ConfigKey{Name: KeySnapshotOnDataError, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeySnapshotOnDataError, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low,
 		Doc: "When 'snapshot.mode' is set as configuration_based, this setting permits to specify whenever the data should be snapshotted or not in case of error (the stored offset's LSN is no longer available in the replication slot)."}).
-	Define(connect.ConfigKey{Name: KeySnapshotSelectOverrides, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeySnapshotSelectOverrides, Type: connect.TypeString, Optional: true, Importance: connect.Medium,
 		Doc: "This property contains a comma-separated list of fully-qualified tables (SCHEMA_NAME.TABLE_NAME). Select statements for the individual tables are specified in further configuration properties, one for each table, identified by the id 'snapshot.select.statement.overrides.SCHEMA_NAME.TABLE_NAME'. The value of those properties is the select statement to use when retrieving data from the specific table during snapshotting. Result columns are matched to the table's columns by name; columns not selected are null.",
 		Validator: func(v string) string {
 			for _, id := range splitList(v) {
@@ -255,43 +258,43 @@ var configDef = connect.NewConfigDef().
 			}
 			return ""
 		}}).
-	Define(connect.ConfigKey{Name: KeySnapshotFetchSize, Type: connect.TypeInt, Default: connect.Str(strconv.Itoa(defaultSnapshotFetchSize)), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeySnapshotFetchSize, Type: connect.TypeInt, Optional: true, Importance: connect.Medium,
 		Doc:       "The maximum number of records that should be loaded into memory while performing a snapshot (rows per cursor FETCH).",
 		Validator: positiveInt}).
-	Define(connect.ConfigKey{Name: KeySnapshotMaxThreads, Type: connect.TypeInt, Default: connect.Str("1"), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeySnapshotMaxThreads, Type: connect.TypeInt, Default: connect.Str("1"), Importance: connect.Medium,
 		Doc:       "The maximum number of threads used to perform the snapshot. Defaults to 1. Each thread reads whole tables on its own connection, inside the same exported snapshot (SET TRANSACTION SNAPSHOT).",
 		Validator: positiveInt}).
-	Define(connect.ConfigKey{Name: KeySnapshotIncludeCollection, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeySnapshotIncludeCollection, Type: connect.TypeList, Optional: true, Importance: connect.Medium,
 		Doc:       "This setting must be set to specify a list of tables/collections whose snapshot must be taken on creating or restarting the connector: comma-separated regular expressions matched (anchored) against <schema>.<table> of the captured tables; empty = every captured table.",
 		Validator: regexListValidator}).
-	Define(connect.ConfigKey{Name: KeySlotDropOnStop, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Medium, Group: "Replication",
+	Define(connect.ConfigKey{Name: KeySlotDropOnStop, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Medium,
 		Doc: "Whether or not to drop the logical replication slot when the connector finishes orderly. By default the replication is kept so that on restart progress can resume from the last recorded location."}).
-	Define(connect.ConfigKey{Name: KeyTombstonesOnDelete, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyTombstonesOnDelete, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium,
 		Doc: "Whether a delete event is followed by a tombstone (same key, null value)."}).
-	Define(connect.ConfigKey{Name: KeyMaxBatchSize, Type: connect.TypeInt, Default: connect.Str("2048"), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyMaxBatchSize, Type: connect.TypeInt, Default: connect.Str("2048"), Importance: connect.Medium,
 		Doc: "Maximum number of records returned by one poll.", Validator: positiveInt}).
-	Define(connect.ConfigKey{Name: KeyMaxQueueSize, Type: connect.TypeInt, Default: connect.Str("8192"), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyMaxQueueSize, Type: connect.TypeInt, Default: connect.Str("8192"), Importance: connect.Medium,
 		Doc: "Maximum number of records queued between the reader and poll.", Validator: positiveInt}).
-	Define(connect.ConfigKey{Name: KeyPollIntervalMs, Type: connect.TypeLong, Default: connect.Str("500"), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyPollIntervalMs, Type: connect.TypeLong, Default: connect.Str("500"), Importance: connect.Medium,
 		Doc: "Time in ms a poll waits for records before returning none.", Validator: positiveInt}).
-	Define(connect.ConfigKey{Name: KeyStatusUpdateIntervalMs, Type: connect.TypeInt, Default: connect.Str("10000"), Importance: connect.Low, Group: "Replication",
+	Define(connect.ConfigKey{Name: KeyStatusUpdateIntervalMs, Type: connect.TypeInt, Default: connect.Str("10000"), Importance: connect.Low,
 		Doc: "Interval in ms between standby status updates sent to the server.", Validator: positiveInt}).
-	Define(connect.ConfigKey{Name: KeyDecimalHandlingMode, Type: connect.TypeString, Default: connect.Str(decimalPrecise), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyDecimalHandlingMode, Type: connect.TypeString, Default: connect.Str(decimalPrecise), Importance: connect.Medium,
 		Allowed: []string{decimalPrecise, decimalDouble, decimalString},
 		Doc:     "How numeric and money values are represented: precise (org.apache.kafka.connect.data.Decimal; io.debezium.data.VariableScaleDecimal for numeric without scale; NaN and Infinity become null), double (may lose precision; NaN and Infinity kept), string (plain text; NaN as NAN, Infinity as POSITIVE_INFINITY / NEGATIVE_INFINITY)."}).
-	Define(connect.ConfigKey{Name: KeyTimePrecisionMode, Type: connect.TypeString, Default: connect.Str(timeAdaptive), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyTimePrecisionMode, Type: connect.TypeString, Default: connect.Str(timeAdaptive), Importance: connect.Medium,
 		Allowed: []string{timeAdaptive, timeAdaptiveMicros, timeConnect, timeIsoString, timeMicroseconds, timeNanoseconds},
 		Doc:     "How date, time and timestamp values are represented: adaptive (by column precision: io.debezium.time.Date, Time/MicroTime, Timestamp/MicroTimestamp), adaptive_time_microseconds (time always MicroTime), connect (Kafka Connect's Date, Time, Timestamp in ms), isostring (ISO-8601 strings IsoDate, IsoTime, IsoTimestamp), microseconds (MicroTime, MicroTimestamp), nanoseconds (NanoTime, NanoTimestamp). timetz and timestamptz are always ZonedTime / ZonedTimestamp."}).
-	Define(connect.ConfigKey{Name: KeyBinaryHandlingMode, Type: connect.TypeString, Default: connect.Str(binaryBytes), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyBinaryHandlingMode, Type: connect.TypeString, Default: connect.Str(binaryBytes), Importance: connect.Low,
 		Allowed: []string{binaryBytes, binaryBase64, binaryBase64URL, binaryHex},
 		Doc:     "How bytea values are represented: bytes, or a string in base64, base64-url-safe or hex."}).
-	Define(connect.ConfigKey{Name: KeyIntervalHandlingMode, Type: connect.TypeString, Default: connect.Str(intervalNumeric), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyIntervalHandlingMode, Type: connect.TypeString, Default: connect.Str(intervalNumeric), Importance: connect.Medium,
 		Allowed: []string{intervalNumeric, intervalString},
 		Doc:     "How interval values are represented: numeric (io.debezium.time.MicroDuration, microseconds with 365.25/12-day months) or string (io.debezium.time.Interval, ISO-8601 P<y>Y<m>M<d>DT<h>H<m>M<s>S)."}).
-	Define(connect.ConfigKey{Name: KeyHstoreHandlingMode, Type: connect.TypeString, Default: connect.Str(hstoreJSON), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyHstoreHandlingMode, Type: connect.TypeString, Default: connect.Str(hstoreJSON), Importance: connect.Low,
 		Allowed: []string{hstoreJSON, hstoreMap},
 		Doc:     "How hstore values are represented: json (io.debezium.data.Json string) or map (map of string to optional string)."}).
-	Define(connect.ConfigKey{Name: KeyMoneyFractionDigits, Type: connect.TypeInt, Default: connect.Str("2"), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyMoneyFractionDigits, Type: connect.TypeInt, Default: connect.Str("2"), Importance: connect.Medium,
 		Doc: "Number of fraction digits of money values (the Decimal scale under decimal.handling.mode=precise).",
 		Validator: func(v string) string {
 			if n, _ := strconv.Atoi(v); n < 0 || n > 32767 {
@@ -299,11 +302,11 @@ var configDef = connect.NewConfigDef().
 			}
 			return ""
 		}}).
-	Define(connect.ConfigKey{Name: KeyIncludeUnknownDataTypes, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyIncludeUnknownDataTypes, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low,
 		Doc: "Whether columns of types Debezium has no mapping for (tsquery, pg_lsn, line, box, …) are emitted, as bytes of their text representation, instead of being left out."}).
-	Define(connect.ConfigKey{Name: KeyUnavailableValuePlaceholder, Type: connect.TypeString, Default: connect.Str(unavailableValue), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyUnavailableValuePlaceholder, Type: connect.TypeString, Default: connect.Str(unavailableValue), Importance: connect.Medium,
 		Doc: "The value of an unchanged TOASTed column that the server did not send (REPLICA IDENTITY DEFAULT): the string itself for string columns, its UTF-8 bytes for bytea, one-element lists for text/varchar/json/jsonb/bytea/uuid arrays, its bytes as numbers for int4/int8/date arrays, {placeholder: placeholder} for hstore."}).
-	Define(connect.ConfigKey{Name: KeySkippedOperations, Type: connect.TypeList, Default: connect.Str("t"), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeySkippedOperations, Type: connect.TypeList, Default: connect.Str("t"), Importance: connect.Low,
 		Doc: "Comma-separated operations not emitted while streaming: c (insert), u (update), d (delete), t (truncate), or none. Debezium 3.x's default skips truncates.",
 		Validator: func(v string) string {
 			if _, err := parseSkippedOps(v); err != nil {
@@ -311,11 +314,11 @@ var configDef = connect.NewConfigDef().
 			}
 			return ""
 		}}).
-	Define(connect.ConfigKey{Name: KeyProvideTransactionMetadata, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyProvideTransactionMetadata, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low,
 		Doc: "Whether BEGIN and END events of each streamed transaction are emitted to <topic.prefix>.<topic.transaction> (event_count and per-table counts in END) and change events carry the transaction block (id, total_order, data_collection_order)."}).
-	Define(connect.ConfigKey{Name: KeyTopicTransaction, Type: connect.TypeString, Default: connect.Str("transaction"), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyTopicTransaction, Type: connect.TypeString, Default: connect.Str("transaction"), Importance: connect.Low,
 		Doc: "Name of the transaction metadata topic after <topic.prefix>."}).
-	Define(connect.ConfigKey{Name: KeyHeartbeatIntervalMs, Type: connect.TypeInt, Default: connect.Str("0"), Importance: connect.Medium, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyHeartbeatIntervalMs, Type: connect.TypeInt, Default: connect.Str("0"), Importance: connect.Medium,
 		Doc: "Interval in ms between heartbeat records on <topic.heartbeat.prefix>.<topic.prefix> while streaming; 0 disables them. A heartbeat carries the current offset, so committing it confirms the server's WAL position to the slot even when no captured table changes (the retained WAL stays bounded).",
 		Validator: func(v string) string {
 			if n, err := strconv.Atoi(v); err != nil || n < 0 {
@@ -323,16 +326,19 @@ var configDef = connect.NewConfigDef().
 			}
 			return ""
 		}}).
-	Define(connect.ConfigKey{Name: KeyHeartbeatActionQuery, Type: connect.TypeString, Default: connect.Str(""), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyHeartbeatActionQuery, Type: connect.TypeString, Optional: true, Importance: connect.Low,
 		Doc: "SQL statement run on the database before each heartbeat (e.g. an upsert into a heartbeat table)."}).
-	Define(connect.ConfigKey{Name: KeyHeartbeatTopicPrefix, Type: connect.TypeString, Default: connect.Str("__debezium-heartbeat"), Importance: connect.Low, Group: "Connector",
+	Define(connect.ConfigKey{Name: KeyHeartbeatTopicPrefix, Type: connect.TypeString, Default: connect.Str("__debezium-heartbeat"), Importance: connect.Low,
 		Doc: "Prefix of the heartbeat topic: <topic.heartbeat.prefix>.<topic.prefix>."}).
-	Define(connect.ConfigKey{Name: KeyPublishViaPartitionRoot, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "Replication",
+	Define(connect.ConfigKey{Name: KeyPublishViaPartitionRoot, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low,
 		Doc: "Whether an autocreated publication is created WITH (publish_via_partition_root = true): changes of partitions are then published as changes of their partitioned (root) table and go to the root's topic; false: to each partition's topic. An existing publication is used as it is (its pg_publication.pubviaroot decides)."}).
-	Define(connect.ConfigKey{Name: KeyPgoutputStreaming, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Low, Group: "Replication",
+	Define(connect.ConfigKey{Name: KeyPgoutputStreaming, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Low,
 		Doc: "connectd only. On PostgreSQL 14+, ask pgoutput for protocol version 2 with streaming 'on': a transaction larger than the server's logical_decoding_work_mem is sent while in progress instead of being spilled by the walsender; connectd keeps it (in memory up to pgoutput.streaming.memory.bytes, then in an unlinked temp file under TMPDIR) and emits its events only after its Stream Commit, identical to those of a non-streamed transaction. false: protocol version 1, as Debezium."}).
-	Define(connect.ConfigKey{Name: KeyPgoutputStreamingMemoryBytes, Type: connect.TypeLong, Default: connect.Str("8388608"), Importance: connect.Low, Group: "Replication",
+	Define(connect.ConfigKey{Name: KeyPgoutputStreamingMemoryBytes, Type: connect.TypeLong, Default: connect.Str("8388608"), Importance: connect.Low,
 		Doc: "connectd only. Bytes of in-progress streamed transactions (pgoutput messages as received) kept in memory, over all such transactions; beyond it a transaction's messages are written to a temp file and read back at its commit.", Validator: positiveInt})
+
+// configDef is the connector's ConfigDef, every key in Debezium's layout.
+var configDef = layoutDebezium(withConnectionKeys(withSignalKeys(ownConfigDef)))
 
 func regexListValidator(v string) string {
 	if _, err := compileList(v); err != nil {
@@ -413,6 +419,7 @@ type config struct {
 	streamingMemory int64 // pgoutput.streaming.memory.bytes
 
 	signals signalConfig // signal.* and incremental.snapshot.* (signals.go)
+	conn    connSettings // TLS, session, slot retry, snapshot isolation/locking keys (config_keys.go)
 }
 
 // skippedOps says which envelope ops are not emitted (skipped.operations),
@@ -459,6 +466,7 @@ func validate(cfg map[string]string) []connect.ConfigError {
 		errs = append(errs, connect.ConfigError{Key: KeyColumnIncludeList, Message: err.Error()})
 	}
 	errs = append(errs, signal.Validate(cfg)...)
+	errs = append(errs, validateSSL(cfg)...)
 	connect.SortErrors(errs)
 	return errs
 }
@@ -485,7 +493,12 @@ func parseConfig(cfg map[string]string) (*config, error) {
 	c.viaRoot = p.Bool(KeyPublishViaPartitionRoot)
 	c.streaming = p.Bool(KeyPgoutputStreaming)
 	c.streamingMemory = int64(p.Int(KeyPgoutputStreamingMemoryBytes))
-	c.heartbeatTopic = heartbeat.Topic(p.String(KeyHeartbeatTopicPrefix), c.topicPrefix)
+	hbPrefix := p.String(KeyHeartbeatTopicPrefix)
+	if _, set := cfg[KeyHeartbeatTopicPrefix]; !set {
+		hbPrefix = p.String(KeyHeartbeatTopicsPrefix) // Debezium's deprecated name
+	}
+	c.heartbeatTopic = heartbeat.Topic(hbPrefix, c.topicPrefix)
+	c.conn = parseConnSettings(p)
 	c.snapshotMode, _ = normalizeSnapshotMode(p.String(KeySnapshotMode))
 	if m := strings.ToLower(strings.TrimSpace(p.String(KeySnapshotMode))); m == "never" || m == "schema_only" {
 		c.snapshotModeDeprecated = m
@@ -498,6 +511,9 @@ func parseConfig(cfg map[string]string) (*config, error) {
 		}
 	}
 	c.snapshotFetchSize = p.Int(KeySnapshotFetchSize)
+	if c.snapshotFetchSize == 0 { // null: PostgresConnectorConfig's default
+		c.snapshotFetchSize = defaultSnapshotFetchSize
+	}
 	c.snapshotMaxThreads = p.Int(KeySnapshotMaxThreads)
 	c.snapshotInclude, _ = compileList(cfg[KeySnapshotIncludeCollection])
 	c.slotDropOnStop = p.Bool(KeySlotDropOnStop)
@@ -520,6 +536,7 @@ func parseConfig(cfg map[string]string) (*config, error) {
 		moneyDigits:    p.Int(KeyMoneyFractionDigits),
 		includeUnknown: p.Bool(KeyIncludeUnknownDataTypes),
 		placeholder:    p.String(KeyUnavailableValuePlaceholder),
+		schemaNames:    strings.ToLower(p.String(KeySchemaNameAdjust)),
 	}
 	for _, pat := range p.List(KeyTableIncludeList) {
 		// Debezium matches the whole identifier (Pattern.matcher(...).matches()).

@@ -134,8 +134,15 @@ func TestSlotAndPublicationLifecycle(t *testing.T) {
 	// START_REPLICATION runs in the first task's reader goroutine after
 	// Start returns: wait until the server shows the slot active.
 	waitSlotActive(t, pg, "shared")
-	msg := startErr(t, cfg("slot.name", "shared", "snapshot.mode", "no_data"), func(t *Task) { t.slotBusyWait = 300 * time.Millisecond })
-	wantMsg("slot active", msg, `replication slot "shared" is active for PID`, "slot.name")
+	// slot.max.retries=3 × slot.retry.delay.ms=100: Start waits about
+	// 300 ms, then fails with the holder's PID (Debezium's
+	// "Failed to start replication stream … slot … is active for PID").
+	began := time.Now()
+	msg := startErr(t, cfg("slot.name", "shared", "snapshot.mode", "no_data", "slot.max.retries", "3", "slot.retry.delay.ms", "100"), nil)
+	wantMsg("slot active", msg, `replication slot "shared" is active for PID`, "after 3 retries 100ms apart", "slot.name")
+	if took := time.Since(began); took < 300*time.Millisecond {
+		t.Errorf("slot in use: Start failed after %v, before slot.max.retries × slot.retry.delay.ms = 300ms", took)
+	}
 	first.Stop()
 	second := startTask(t, cfg("slot.name", "shared", "snapshot.mode", "no_data"), &memOffsets{}) // released by Stop: reused
 	exec(t, pg, "shop", `INSERT INTO item VALUES (20, 'reuse')`)

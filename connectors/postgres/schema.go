@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"strings"
+	"unicode/utf16"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
@@ -31,7 +33,9 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 		tm = &typeMapper{h: defaultHandling}
 	}
 	ts := &tableSchema{table: t, topic: prefix + "." + t.Schema + "." + t.Name}
-	vb := connect.StructSchema().Name(ts.topic + ".Value").Optional()
+	// Schema names are the topic's, adjusted per schema.name.adjustment.mode.
+	name := adjustSchemaName(tm.h.schemaNames, ts.topic)
+	vb := connect.StructSchema().Name(name + ".Value").Optional()
 	fieldOf := make([]int, len(t.Columns))
 	keySchemas := make([]*connect.Schema, len(t.Columns)) // without column mappers, as Debezium's key
 	for i, c := range t.Columns {
@@ -57,7 +61,7 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 	ts.value = vb.Build()
 	if cols := tm.rules.KeyColumns(t.ID()); cols != nil {
 		// message.key.columns: the listed columns, in table order.
-		kb := connect.StructSchema().Name(ts.topic + ".Key")
+		kb := connect.StructSchema().Name(name + ".Key")
 		for i, c := range t.Columns {
 			for _, k := range cols {
 				if c.Name == k && fieldOf[i] >= 0 {
@@ -70,7 +74,7 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 			ts.key = kb.Build()
 		}
 	} else if len(t.PrimaryKey) > 0 {
-		kb := connect.StructSchema().Name(ts.topic + ".Key")
+		kb := connect.StructSchema().Name(name + ".Key")
 		for _, k := range t.PrimaryKey {
 			for i, c := range t.Columns {
 				if c.Name == k && fieldOf[i] >= 0 {
@@ -81,7 +85,7 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 		}
 		ts.key = kb.Build()
 	}
-	ts.envelope = envelope.Schema(ts.topic, ts.value, sourceSchema)
+	ts.envelope = envelope.Schema(name, ts.value, sourceSchema)
 	return ts
 }
 
@@ -199,4 +203,37 @@ func headerValue(key any) []byte {
 		}
 	}
 	return append(b, '}')
+}
+
+// adjustSchemaName makes name a valid Avro full name per
+// schema.name.adjustment.mode, as Debezium's SchemaNameAdjuster.validFullname,
+// which walks UTF-16 code units (Java chars). avro (ReplacementFunction's
+// defaults): the first unit must be a letter or '_', the others letters,
+// digits, '_' or '.'; any other unit becomes '_'. avro_unicode
+// (UnicodeReplacementFunction): '_' is invalid too, and an invalid unit
+// becomes "_u" + its hex code, left-padded with "00" only when it has at
+// most two digits (é → _u00e9, ā → _u101). none (or "") keeps name.
+func adjustSchemaName(mode, name string) string {
+	if mode != "avro" && mode != "avro_unicode" {
+		return name
+	}
+	unicode := mode == "avro_unicode"
+	var b strings.Builder
+	for i, u := range utf16.Encode([]rune(name)) {
+		letter := u >= 'A' && u <= 'Z' || u >= 'a' && u <= 'z' || u == '_' && !unicode
+		if letter || i > 0 && (u == '.' || u >= '0' && u <= '9') {
+			b.WriteRune(rune(u))
+			continue
+		}
+		if !unicode {
+			b.WriteByte('_')
+			continue
+		}
+		hex := strconv.FormatInt(int64(u), 16)
+		if len(hex) <= 2 {
+			hex = "00" + hex
+		}
+		b.WriteString("_u" + hex)
+	}
+	return b.String()
 }

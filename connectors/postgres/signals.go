@@ -32,16 +32,24 @@ const (
 	KeyIncrementalWatermarking = "incremental.snapshot.watermarking.strategy"
 )
 
-func init() {
+// withSignalKeys defines the signal and incremental snapshot keys on d.
+// signal.data.collection is a LIST with a null default, as Debezium's
+// CommonConnectorConfig.SIGNAL_DATA_COLLECTION (the shared signal package
+// defines it for MySQL too).
+func withSignalKeys(d *connect.ConfigDef) *connect.ConfigDef {
 	for _, k := range signal.ConfigKeys() {
-		configDef.Define(k)
+		if k.Name == signal.KeyDataCollection {
+			k.Type, k.Default, k.Optional = connect.TypeList, nil, true
+		}
+		d.Define(k)
 	}
-	configDef.Define(connect.ConfigKey{Name: KeyIncrementalChunkSize, Type: connect.TypeInt, Default: connect.Str(strconv.Itoa(incsnap.DefaultChunkSize)),
-		Importance: connect.Medium, Group: "Signals", Validator: positiveInt,
+	d.Define(connect.ConfigKey{Name: KeyIncrementalChunkSize, Type: connect.TypeInt, Default: connect.Str(strconv.Itoa(incsnap.DefaultChunkSize)),
+		Importance: connect.Medium, Validator: positiveInt,
 		Doc: "Maximum number of rows an incremental snapshot reads per chunk (one window between watermarks)."})
-	configDef.Define(connect.ConfigKey{Name: KeyIncrementalWatermarking, Type: connect.TypeString, Default: connect.Str("insert_insert"),
-		Importance: connect.Low, Group: "Signals", Allowed: []string{"insert_insert", "insert_delete"},
-		Doc: "How a chunk's window is closed: insert_insert inserts a snapshot-window-close row into the signal table; insert_delete deletes the window's open row instead (the signal table stays small)."})
+	d.Define(connect.ConfigKey{Name: KeyIncrementalWatermarking, Type: connect.TypeString, Default: connect.Str("INSERT_INSERT"),
+		Importance: connect.Low, Allowed: []string{"INSERT_INSERT", "INSERT_DELETE"},
+		Doc: "How a chunk's window is closed: INSERT_INSERT inserts a snapshot-window-close row into the signal table; INSERT_DELETE deletes the window's open row instead (the signal table stays small). Case-insensitive."})
+	return d
 }
 
 // streamSnapshot reports whether an offset's "snapshot" value is that of a

@@ -49,12 +49,16 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 	if t.beforeSnapshot != nil {
 		t.beforeSnapshot()
 	}
-	tx, err := t.conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+	opts, shared := snapshotTxOptions(t.cfg.conn.isolation, p.snapshotName != "")
+	tx, err := t.conn.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("postgres: snapshot: begin: %w", err)
 	}
 	defer tx.Rollback(context.Background())
 	snapName := p.snapshotName
+	if !shared {
+		snapName = "" // read_committed: each query sees the latest commits
+	}
 	if snapName != "" {
 		if _, err := tx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(snapName)); err != nil {
 			return fmt.Errorf("postgres: snapshot: import %s: %w", snapName, err)
@@ -106,6 +110,11 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 		}
 		tables = append(tables, st)
 	}
+	if t.cfg.conn.lockShared && len(tables) > 0 {
+		if err := lockTables(ctx, tx, tables, t.cfg.conn.lockTimeoutMs); err != nil {
+			return err
+		}
+	}
 	for name := range t.cfg.selectOverrides {
 		if !hasTable(tables, name) {
 			t.log.Warn("snapshot.select.statement.overrides names a table the snapshot does not read", "table", name)
@@ -139,7 +148,7 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 	}
 	// Reader 0 uses the task's transaction; the others open a connection
 	// each and import the same snapshot.
-	if snapName == "" && threads > 1 {
+	if snapName == "" && threads > 1 && shared {
 		if err := tx.QueryRow(ctx, "SELECT pg_export_snapshot()").Scan(&snapName); err != nil {
 			return fmt.Errorf("postgres: snapshot: pg_export_snapshot: %w", err)
 		}
@@ -161,12 +170,14 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 			return fmt.Errorf("postgres: snapshot: open reader connection %d: %w", i, err)
 		}
 		extra = append(extra, c)
-		wtx, err := c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
+		wtx, err := c.BeginTx(ctx, opts)
 		if err != nil {
 			return fmt.Errorf("postgres: snapshot: begin reader %d: %w", i, err)
 		}
-		if _, err := wtx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(snapName)); err != nil {
-			return fmt.Errorf("postgres: snapshot: reader %d: import %s: %w", i, snapName, err)
+		if shared {
+			if _, err := wtx.Exec(ctx, "SET TRANSACTION SNAPSHOT "+quoteLiteral(snapName)); err != nil {
+				return fmt.Errorf("postgres: snapshot: reader %d: import %s: %w", i, snapName, err)
+			}
 		}
 		readers = append(readers, wtx)
 	}
@@ -349,6 +360,58 @@ func (t *Task) readTable(ctx context.Context, rtx pgx.Tx, reader int, st *snapsh
 	if pending != nil {
 		mark(pending, n == 1, true)
 		return send(pending)
+	}
+	return nil
+}
+
+// snapshotTxOptions returns the snapshot readers' transaction options for
+// snapshot.isolation.mode and whether the readers share one database
+// snapshot (SET TRANSACTION SNAPSHOT). slotSnapshot says whether the
+// replication slot exported the snapshot the stream starts from.
+//
+//   - serializable (Debezium's default): with a slot snapshot, REPEATABLE
+//     READ importing it (PostgreSQL refuses to import a snapshot exported
+//     by a non-serializable transaction, as the walsender's is, into a
+//     SERIALIZABLE one; the rows seen are the same); without one,
+//     SERIALIZABLE READ ONLY DEFERRABLE, which waits for a snapshot free of
+//     serialization anomalies, exported to the other readers.
+//   - repeatable_read: REPEATABLE READ importing the slot's snapshot (or one
+//     exported by the first reader).
+//   - read_committed, read_uncommitted (PostgreSQL runs READ UNCOMMITTED as
+//     READ COMMITTED): READ COMMITTED, no shared snapshot. The slot's
+//     consistent point precedes every query, so nothing is lost, but a
+//     change committed while the snapshot runs may be read by it and also
+//     streamed (at-least-once, not an exact cut).
+func snapshotTxOptions(isolation string, slotSnapshot bool) (pgx.TxOptions, bool) {
+	switch isolation {
+	case isolationReadCommitted:
+		return pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, false
+	case isolationReadUncommitted:
+		return pgx.TxOptions{IsoLevel: pgx.ReadUncommitted}, false
+	case isolationRepeatableRead:
+		return pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, true
+	}
+	if slotSnapshot {
+		return pgx.TxOptions{IsoLevel: pgx.RepeatableRead}, true
+	}
+	return pgx.TxOptions{IsoLevel: pgx.Serializable, AccessMode: pgx.ReadOnly, DeferrableMode: pgx.Deferrable}, true
+}
+
+// lockTables takes ACCESS SHARE locks on the snapshot's tables in tx
+// (snapshot.locking.mode=shared, as Debezium's PostgreSQL shared snapshot
+// lock), held until the snapshot's transaction ends: DDL on them waits, DML
+// does not. Waiting longer than timeoutMs (snapshot.lock.timeout.ms; 0 = no
+// limit) fails the snapshot.
+func lockTables(ctx context.Context, tx pgx.Tx, tables []*snapshotTable, timeoutMs int) error {
+	if _, err := tx.Exec(ctx, "SET LOCAL lock_timeout = "+strconv.Itoa(timeoutMs)); err != nil {
+		return fmt.Errorf("postgres: snapshot: set lock_timeout: %w", err)
+	}
+	names := make([]string, len(tables))
+	for i, st := range tables {
+		names[i] = pgx.Identifier{st.sch.table.Schema, st.sch.table.Name}.Sanitize()
+	}
+	if _, err := tx.Exec(ctx, "LOCK TABLE "+joinComma(names)+" IN ACCESS SHARE MODE"); err != nil {
+		return fmt.Errorf("postgres: snapshot: lock the tables (%s=shared, %s=%d): %w", KeySnapshotLocking, KeySnapshotLockTimeout, timeoutMs, err)
 	}
 	return nil
 }

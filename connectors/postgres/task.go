@@ -56,7 +56,6 @@ type Task struct {
 	log                 *slog.Logger
 	progress            snapshotProgress
 	progressLogInterval time.Duration // between snapshot progress log lines
-	slotBusyWait        time.Duration // how long Start waits for a slot another backend holds
 	started             bool          // Start succeeded (Stop may drop the slot)
 	beforeSnapshot      func()        // tests: runs when the snapshot starts, before any reader transaction
 	lag                 slotLag       // the slot's lag in bytes, for Metrics (metrics.go)
@@ -66,7 +65,7 @@ var _ connect.SourceTask = (*Task)(nil)
 
 // NewTask returns an unstarted task.
 func NewTask() *Task {
-	return &Task{now: time.Now, progressLogInterval: 10 * time.Second, slotBusyWait: 10 * time.Second}
+	return &Task{now: time.Now, progressLogInterval: 10 * time.Second}
 }
 
 // plan is what the reader goroutine does after Start.
@@ -81,16 +80,30 @@ type plan struct {
 	lastCommit   *int64
 }
 
+// connConfig is the configuration of a query connection: TLS per
+// database.sslmode (and sslcert/sslkey/sslrootcert/sslpassword, as libpq's
+// keywords, which pgx implements: allow and prefer fall back between plain
+// and TLS), TCP keep-alive per database.tcpKeepAlive, statement_timeout per
+// database.query.timeout.ms, and database.initial.statements run after
+// connecting. replConfig derives the replication connection's from it.
 func (t *Task) connConfig() (*pgx.ConnConfig, error) {
 	c := t.cfg
-	pc, err := pgx.ParseConfig("")
-	if err != nil {
-		return nil, err
+	dsn := []string{"host=" + dsnValue(c.host), "port=" + strconv.Itoa(c.port), "sslmode=" + dsnValue(c.conn.sslMode)}
+	for _, kv := range [][2]string{{"sslcert", c.conn.sslCert}, {"sslkey", c.conn.sslKey}, {"sslrootcert", c.conn.sslRootCert}, {"sslpassword", c.conn.sslPassword}} {
+		if kv[1] != "" {
+			dsn = append(dsn, kv[0]+"="+dsnValue(kv[1]))
+		}
 	}
-	pc.Host, pc.Port, pc.User, pc.Password, pc.Database = c.host, uint16(c.port), c.user, c.password, c.dbname
-	pc.TLSConfig = nil
-	pc.Fallbacks = nil
+	pc, err := pgx.ParseConfig(strings.Join(dsn, " "))
+	if err != nil {
+		return nil, fmt.Errorf("TLS settings (%s): %w", KeySSLMode, err)
+	}
+	pc.User, pc.Password, pc.Database = c.user, c.password, c.dbname
 	pc.ConnectTimeout = 30 * time.Second
+	if !c.conn.keepAlive {
+		d := &net.Dialer{KeepAlive: -1} // database.tcpKeepAlive=false: no SO_KEEPALIVE
+		pc.DialFunc = d.DialContext
+	}
 	// The same output settings on both connections, so snapshot (text
 	// results) and pgoutput text values are identical.
 	pc.RuntimeParams["DateStyle"] = "ISO, MDY"
@@ -99,7 +112,40 @@ func (t *Task) connConfig() (*pgx.ConnConfig, error) {
 	pc.RuntimeParams["extra_float_digits"] = "1"
 	pc.RuntimeParams["bytea_output"] = "hex"
 	pc.RuntimeParams["application_name"] = "connectd"
+	pc.RuntimeParams["statement_timeout"] = strconv.Itoa(c.conn.queryTimeoutMs)
+	if stmts := c.conn.initialStatements; len(stmts) > 0 {
+		pc.AfterConnect = func(ctx context.Context, conn *pgconn.PgConn) error {
+			for _, s := range stmts {
+				if _, err := conn.Exec(ctx, s).ReadAll(); err != nil {
+					return fmt.Errorf("%s: %q: %w", KeyInitialStatements, s, err)
+				}
+			}
+			return nil
+		}
+	}
 	return pc, nil
+}
+
+// replConfig is the replication connection's configuration: pc's server,
+// TLS and keep-alive, without the query connections' statement_timeout and
+// initial statements (Debezium does not run database.initial.statements on
+// the connection that reads the log).
+func replConfig(pc *pgx.ConnConfig) *pgconn.Config {
+	rc := pc.Config.Copy()
+	delete(rc.RuntimeParams, "statement_timeout")
+	rc.AfterConnect = nil
+	rc.RuntimeParams["replication"] = "database"
+	// A cancelled receive must only interrupt the read (deadline), not send a
+	// CancelRequest to the walsender.
+	rc.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
+	}
+	return rc
+}
+
+// dsnValue quotes v as a libpq keyword/value connection string value.
+func dsnValue(v string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
 }
 
 // Start connects, prepares the publication and slot, and starts the reader.
@@ -145,14 +191,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 		return err
 	}
 	t.lag.cfg = pc.Copy()
-	rc := pc.Config.Copy()
-	rc.RuntimeParams["replication"] = "database"
-	// A cancelled receive must only interrupt the read (deadline), not send a
-	// CancelRequest to the walsender.
-	rc.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
-	}
-	if t.repl, err = pgconn.ConnectConfig(ctx, rc); err != nil {
+	if t.repl, err = pgconn.ConnectConfig(ctx, replConfig(pc)); err != nil {
 		return fmt.Errorf("postgres: open replication connection to %s: %w", addr, err)
 	}
 
@@ -243,12 +282,18 @@ func (t *Task) readSlot(ctx context.Context) (slotState, error) {
 }
 
 // checkSlot reads the slot and rejects one this task cannot stream from:
-// another plugin, another database, or in use by another backend (waited
-// for up to slotBusyWait, since a task that just stopped takes a moment to
-// release it).
+// another plugin, another database, or in use by another backend. A slot
+// in use is waited for, as Debezium's slot.max.retries × slot.retry.delay.ms
+// (a task that just stopped takes a moment to release it): the slot is
+// checked again every 100 ms (or every slot.retry.delay.ms if shorter), and
+// when it is still active after the last retry, the error names the PID
+// that holds it.
 func (t *Task) checkSlot(ctx context.Context) (slotState, error) {
 	c := t.cfg
-	deadline := time.Now().Add(t.slotBusyWait)
+	wait := time.Duration(c.conn.slotMaxRetries) * c.conn.slotRetryDelay
+	deadline := time.Now().Add(wait)
+	poll := min(100*time.Millisecond, max(c.conn.slotRetryDelay, time.Millisecond))
+	logged := false
 	for {
 		s, err := t.readSlot(ctx)
 		if err != nil || !s.exists {
@@ -266,13 +311,18 @@ func (t *Task) checkSlot(ctx context.Context) (slotState, error) {
 		if s.activePID == 0 || s.activePID == int32(t.repl.PID()) {
 			return s, nil
 		}
-		if time.Now().After(deadline) {
-			return s, fmt.Errorf("postgres: replication slot %q is active for PID %d: another connector or client is streaming from it; when several connectors capture the same database server, give each its own slot.name", c.slotName, s.activePID)
+		if !time.Now().Before(deadline) {
+			return s, fmt.Errorf("postgres: replication slot %q is active for PID %d (still after %d retries %v apart, slot.max.retries/slot.retry.delay.ms): another connector or client is streaming from it; when several connectors capture the same database server, give each its own slot.name",
+				c.slotName, s.activePID, c.conn.slotMaxRetries, c.conn.slotRetryDelay)
+		}
+		if !logged {
+			t.log.Info("replication slot in use by another connection; waiting for it", "slot", c.slotName, "active_pid", s.activePID, "wait", wait)
+			logged = true
 		}
 		select {
 		case <-ctx.Done():
 			return s, ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(poll):
 		}
 	}
 }
@@ -587,6 +637,11 @@ func (t *Task) run(ctx context.Context, p plan) {
 	defer func() { stopLag(); <-lagDone }()
 	err := func() error {
 		if p.snapshot {
+			// snapshot.delay.ms: the slot's exported snapshot stays valid
+			// meanwhile (the replication connection is idle).
+			if err := t.delay(ctx, KeySnapshotDelayMs, t.cfg.conn.snapshotDelay); err != nil {
+				return err
+			}
 			if err := t.snapshot(ctx, p); err != nil {
 				return err
 			}
@@ -597,6 +652,9 @@ func (t *Task) run(ctx context.Context, p plan) {
 			}
 		}
 		if p.stream {
+			if err := t.delay(ctx, KeyStreamingDelayMs, t.cfg.conn.streamingDelay); err != nil {
+				return err
+			}
 			return t.stream(ctx, p)
 		}
 		return nil
@@ -605,6 +663,21 @@ func (t *Task) run(ctx context.Context, p plan) {
 		t.errMu.Lock()
 		t.err = err
 		t.errMu.Unlock()
+	}
+}
+
+// delay waits d (snapshot.delay.ms, streaming.delay.ms, as Debezium's
+// ChangeEventSourceCoordinator) unless ctx ends first.
+func (t *Task) delay(ctx context.Context, key string, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t.log.Info("waiting before the next phase", key, d.Milliseconds())
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
 	}
 }
 

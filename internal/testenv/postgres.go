@@ -29,6 +29,7 @@ type Postgres struct {
 	bin     string
 	runAs   string // "" or the system user the server runs as
 	stopped bool
+	tls     *TLSFiles // set by EnableTLS: DSN then connects with TLS
 }
 
 // PGBinDir returns the PostgreSQL server binary directory: $PG_BIN, else
@@ -135,7 +136,7 @@ func (pg *Postgres) run(ctx context.Context, tool string, args ...string) ([]byt
 
 // DSN returns a connection string for database db.
 func (pg *Postgres) DSN(db string) string {
-	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", pg.User, pg.Host, pg.Port, db)
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?%s", pg.User, pg.Host, pg.Port, db, pg.dsnTLS())
 }
 
 // Connect opens a connection to database db.
