@@ -117,6 +117,7 @@ func TestOutboxEventRouterInWorker(t *testing.T) {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	d.waitTaskState("outbox", "RUNNING")
+	d.waitSnapshotDone("outbox") // the inserts must be streamed (op c), not snapshotted
 	mustExec(t, pg, `INSERT INTO inventory.outboxevent VALUES
 		('406c07f3-26f0-4eea-a50c-109940064b8f', 'Order', '1', 'OrderCreated', '{"id": 1, "lineItems": [{"item": "Debezium in Action", "quantity": 2}], "customerId": 123}');
 		UPDATE inventory.outboxevent SET type = 'Changed';
