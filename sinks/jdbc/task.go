@@ -23,6 +23,17 @@ type Task struct {
 	tables map[string]map[string]string
 	// topicTables: topic → table of its last change event (record.go).
 	topicTables map[string]string
+
+	// writeCtx bounds the transaction in flight; Stop cancels it.
+	writeCtx    context.Context
+	cancelWrite context.CancelFunc
+	// inflight is the transaction being written (pipeline.go), nil when
+	// the connection is idle.
+	inflight *inflightTx
+	// unwritten are transactions of batches Put accepted whose write
+	// failed with a retriable error; written again, in order, before
+	// anything else.
+	unwritten []preparedTx
 }
 
 var _ connect.SinkTask = (*Task)(nil)
@@ -36,6 +47,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SinkTaskContext, cfg map[st
 	}
 	t.cfg, t.tables, t.log = c, map[string]map[string]string{}, slog.Default()
 	t.topicTables = map[string]string{}
+	t.writeCtx, t.cancelWrite = context.WithCancel(context.Background())
 	if tc != nil {
 		t.reporter = tc.ErrantRecordReporter()
 		if l, ok := tc.(connect.TaskLogger); ok {
@@ -59,15 +71,24 @@ func (t *Task) connect(ctx context.Context) error {
 	return err
 }
 
-// Put writes records in one transaction. A record that cannot be
-// resolved (no key for a delete, a value without schema) goes to the
-// errant record reporter (dead letter queue under errors.tolerance=all)
-// or fails the task. Errors: *connect.RetriableError for a lost
-// connection or a deadlock (the runtime hands the same records again);
-// other database errors fail the task.
+// Put prepares records as one transaction and hands it to the write
+// pipeline (pipeline.go): it returns once the previous batch's
+// transaction committed and this one is being written; Flush waits for
+// it. A record that cannot be resolved (no key for a delete, a value
+// without schema) goes to the errant record reporter (dead letter queue
+// under errors.tolerance=all) or fails the task. Errors:
+// *connect.RetriableError for a lost connection or a deadlock, in this
+// batch's schema changes or in the previous batch's write (the runtime
+// hands the same records again; the previous batch is kept and written
+// first); other database errors fail the task.
 func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
-	if t.db == nil {
-		if err := t.connect(ctx); err != nil {
+	if t.inflight == nil {
+		if t.db == nil {
+			if err := t.connect(ctx); err != nil {
+				return err
+			}
+		}
+		if err := t.writeUnwritten(ctx); err != nil {
 			return err
 		}
 	}
@@ -109,11 +130,19 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 	if err := t.ensureTables(ctx, ops); err != nil {
 		return t.failed(err)
 	}
-	return t.failed(t.db.apply(ctx, ops, t.tables))
+	tx, err := t.db.prepare(ops, t.tables)
+	if err != nil {
+		return err
+	}
+	if err := t.await(ctx); err != nil {
+		return err
+	}
+	t.write(tx)
+	return nil
 }
 
 // failed drops the connection after a retriable error so that the next
-// Put reconnects.
+// Put reconnects. No transaction is in flight when it runs.
 func (t *Task) failed(err error) error {
 	var re *connect.RetriableError
 	if errors.As(err, &re) && t.db != nil {
@@ -203,11 +232,15 @@ func (t *Task) plan(changes []*change) []tableOp {
 // ensureTables loads the columns of each table of ops; under
 // schema.evolution=basic it creates missing tables and adds missing
 // columns (Debezium's basic schema evolution), otherwise a missing table
-// or column is an error.
+// or column is an error. It waits for the transaction in flight before
+// its first query: the connection is not shared.
 func (t *Task) ensureTables(ctx context.Context, ops []tableOp) error {
 	for _, op := range ops {
 		cols, ok := t.tables[op.table]
 		if !ok {
+			if err := t.await(ctx); err != nil {
+				return err
+			}
 			var exists bool
 			var err error
 			cols, exists, err = t.db.columns(ctx, op.table)
@@ -244,6 +277,9 @@ func (t *Task) ensureTables(ctx context.Context, ops []tableOp) error {
 		if !t.cfg.evolve {
 			return fmt.Errorf("table %s has no column %s and schema.evolution=none", op.table, missing[0].name)
 		}
+		if err := t.await(ctx); err != nil {
+			return err
+		}
 		if err := t.db.addColumns(ctx, op.table, missing); err != nil {
 			return err
 		}
@@ -273,11 +309,17 @@ func fullColumns(op tableOp) []field {
 	return out
 }
 
-// Flush has nothing to do: Put commits its transaction before returning.
-func (t *Task) Flush(context.Context) error { return nil }
-
-// Stop closes the connection.
+// Stop abandons the transaction in flight (rolled back; its records were
+// not flushed, so their offsets are not committed) and closes the
+// connection.
 func (t *Task) Stop() error {
+	if t.cancelWrite != nil {
+		t.cancelWrite()
+	}
+	if t.inflight != nil {
+		<-t.inflight.done
+		t.inflight = nil
+	}
 	if t.db != nil {
 		t.db.close()
 		t.db = nil

@@ -313,3 +313,63 @@ func TestJdbcSinkModes(t *testing.T) {
 		t.Fatalf("missing table: %v", err)
 	}
 }
+
+// TestJdbcSinkFlushWritesBatchAfterLostConnection: Put returns once its
+// batch is handed to the write pipeline, so a batch whose write fails
+// after Put returned nil must not be lost. The sink's connection is
+// terminated (pg_terminate_backend, SQL state 57P01: retriable) between
+// two Puts; the second batch's write fails, and Flush reconnects and
+// writes it before returning nil (Kafka Connect's SinkTask contract:
+// records passed to put are durable once flush returns, and only then
+// are their offsets committed).
+func TestJdbcSinkFlushWritesBatchAfterLostConnection(t *testing.T) {
+	ctx := context.Background()
+	pg := testenv.PostgresT(t)
+	if err := pg.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := sinkCfg(fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port))
+	cfg["connection.username"] = pg.User
+	recs := mkRecords(t)
+	task := &Task{}
+	if err := task.Start(ctx, nil, cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Stop()
+	if err := task.Put(ctx, recs[:4]); err != nil {
+		t.Fatal(err)
+	}
+	if err := task.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pg.Connect(ctx, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var killed int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'target' AND pid <> pg_backend_pid()`).Scan(&killed); err != nil {
+		t.Fatal(err)
+	}
+	if killed != 1 {
+		t.Fatalf("terminated %d sink connections, want 1", killed)
+	}
+	// The table is known (cached), so Put prepares and hands the batch
+	// over without touching the dead connection.
+	if err := task.Put(ctx, recs[4:]); err != nil {
+		t.Fatalf("put after the connection was lost: %v", err)
+	}
+	if err := task.Flush(ctx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	var got string
+	if err := conn.QueryRow(ctx, `SELECT string_agg(id||'|'||name||'|'||big, ';' ORDER BY id) FROM public_t_copy`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != wantRows {
+		t.Fatalf("rows %q, want %q", got, wantRows)
+	}
+	if len(task.unwritten) != 0 || task.inflight != nil {
+		t.Fatalf("after flush: %d unwritten, in flight %v", len(task.unwritten), task.inflight != nil)
+	}
+}
