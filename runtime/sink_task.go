@@ -40,22 +40,22 @@ const sinkMaxPollRecords = 500
 // offsets committed in onRevoked) only between two polls, never while a
 // batch is being put.
 type workerSinkTask struct {
-	id       TaskID
-	task     connect.SinkTask
-	cfg      map[string]string // task config
-	connCfg  map[string]string // connector config (topics, errors.*)
-	keyConv  connect.Converter
-	valConv  connect.Converter
+	id      TaskID
+	task    connect.SinkTask
+	cfg     map[string]string // task config
+	connCfg map[string]string // connector config (topics, errors.*)
+	keyConv connect.Converter
+	valConv connect.Converter
 	// headerConv reads header values (header.converter); nil passes them
 	// through as SimpleHeaderConverter does.
 	headerConv sinkHeaderConverter
-	chain    *transforms.Chain
-	brokers  []string
-	flushInt time.Duration
-	setState func(state, trace string)
-	log      *slog.Logger
-	gate     *pauseGate
-	errs     *sinkErrorHandler
+	chain      *transforms.Chain
+	brokers    []string
+	flushInt   time.Duration
+	setState   func(state, trace string)
+	log        *slog.Logger
+	gate       *pauseGate
+	errs       *sinkErrorHandler
 	// maxDelay caps the backoff between Put retries (errors.retry.delay.max.ms).
 	maxDelay time.Duration
 	// maxPoll is the most records per Put: max.poll.records (500), or the
