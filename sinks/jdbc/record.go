@@ -127,7 +127,7 @@ func describe(cfg *config, r *connect.SinkRecord, topicTables map[string]string)
 	}
 	c.cols = make([]field, 0, len(row.Schema.Fields))
 	for i, f := range row.Schema.Fields {
-		if c.isKeyColumn(f.Name) {
+		if c.isKeyColumn(f.Name) || !cfg.writesField(r.Topic, f.Name) {
 			continue
 		}
 		c.cols = append(c.cols, field{name: f.Name, schema: f.Schema, value: row.Values[i], unavailable: isUnavailable(row.Values[i])})

@@ -373,3 +373,93 @@ func TestJdbcSinkFlushWritesBatchAfterLostConnection(t *testing.T) {
 		t.Fatalf("after flush: %d unwritten, in flight %v", len(task.unwritten), task.inflight != nil)
 	}
 }
+
+// TestJdbcSinkFieldFilters: field.include.list / field.exclude.list as
+// Debezium's FieldFilterFactory reads them (an entry <field> matches in
+// every topic, <topic>:<field> in that topic only; key columns are always
+// written), into PostgreSQL with schema.evolution=basic, so a filtered
+// field is neither a column nor written.
+func TestJdbcSinkFieldFilters(t *testing.T) {
+	ctx := context.Background()
+	pg := testenv.PostgresT(t)
+	if err := pg.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pg.Connect(ctx, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	url := fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port)
+	for _, c := range []struct {
+		key, list, table, cols string
+	}{
+		// big everywhere, name only in another topic: name stays.
+		{"field.exclude.list", "big, other.topic:name", "excl", "id,name,d,ts,tz,amount,v,doc,u,raw,ok,f"},
+		{"field.include.list", "srv.public.t:name,f,other.topic:ok", "incl", "id,name,f"},
+	} {
+		cfg := sinkCfg(url)
+		cfg["connection.username"] = pg.User
+		cfg["collection.name.format"] = c.table
+		cfg[c.key] = c.list
+		runPuts(t, cfg, mkRecords(t), 100)
+		var cols string
+		if err := conn.QueryRow(ctx, `SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name = $1`, c.table).Scan(&cols); err != nil {
+			t.Fatal(err)
+		}
+		if cols != c.cols {
+			t.Fatalf("%s=%s: columns %s, want %s", c.key, c.list, cols, c.cols)
+		}
+		var rows string
+		if err := conn.QueryRow(ctx, `SELECT string_agg(id||'|'||name, ';' ORDER BY id) FROM `+c.table).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows != "1|one-b;4|four" {
+			t.Fatalf("%s: rows %q", c.table, rows)
+		}
+	}
+}
+
+// TestJdbcSinkDebeziumKeysAccepted: keys of Debezium's
+// JdbcSinkConnectorConfig that connectd accepts with their documented
+// types and defaults (connection.pool.*: INT/LONG; the naming strategies:
+// only Debezium's defaults), and the per-field errors for wrong values.
+func TestJdbcSinkDebeziumKeysAccepted(t *testing.T) {
+	base := map[string]string{"connection.url": "jdbc:postgresql://h/db"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	ok := with("connection.pool.min_size", "1", "connection.pool.max_size", "10", "connection.pool.acquire_increment", "2", "connection.pool.timeout", "600",
+		"collection.naming.strategy", "io.debezium.sink.naming.DefaultCollectionNamingStrategy",
+		"column.naming.strategy", "io.debezium.connector.jdbc.naming.DefaultColumnNamingStrategy",
+		"table.naming.strategy", "io.debezium.connector.jdbc.naming.DefaultTableNamingStrategy", "field.include.list", "a,t:b")
+	if errs := append(configDef.Validate(ok), validate(ok)...); len(errs) != 0 {
+		t.Fatalf("valid Debezium keys refused: %v", errs)
+	}
+	for _, c := range []struct {
+		cfg      map[string]string
+		key, msg string
+	}{
+		{with("connection.pool.max_size", "many"), "connection.pool.max_size", "Not a number of type INT"},
+		{with("connection.pool.min_size", "-1"), "connection.pool.min_size", "Value must be at least 0"},
+		{with("collection.naming.strategy", "com.acme.Names"), "collection.naming.strategy", "Class com.acme.Names could not be found."},
+		{with("column.naming.strategy", "com.acme.Cols"), "column.naming.strategy", "Class com.acme.Cols could not be found."},
+		{with("field.include.list", "a", "field.exclude.list", "b"), "field.include.list", "Cannot define both field.exclude.list and field.include.list"},
+	} {
+		errs := append(configDef.Validate(c.cfg), validate(c.cfg)...)
+		found := false
+		for _, e := range errs {
+			found = found || e.Key == c.key && strings.Contains(e.Message, c.msg)
+		}
+		if !found {
+			t.Fatalf("%v: errors %v, want %s: %s", c.cfg, errs, c.key, c.msg)
+		}
+	}
+}
