@@ -178,19 +178,27 @@ func (d *postgresDialect) prepare(ops []tableOp, types map[string]map[string]str
 	return stmts, nil
 }
 
+// exec sends the transaction's statements as one pipeline (pgx.Batch:
+// Bind/Execute for each, then a single Sync), one round trip instead of
+// BEGIN, the statements and COMMIT one after another. PostgreSQL runs the
+// messages before a Sync as one implicit transaction: the first error
+// rolls all of them back, and the transaction is committed when the
+// Sync's ReadyForQuery arrives, which Close waits for ("Pipelining" and
+// "Extended Query" in the PostgreSQL protocol documentation).
 func (d *postgresDialect) exec(ctx context.Context, p preparedTx) error {
 	stmts := p.([]pgStatement)
-	tx, err := d.conn.Begin(ctx)
-	if err != nil {
-		return retriable(err)
-	}
-	defer tx.Rollback(context.Background())
+	b := &pgx.Batch{}
 	for _, s := range stmts {
-		if _, err := tx.Exec(ctx, s.sql, s.args...); err != nil {
+		b.Queue(s.sql, s.args...)
+	}
+	br := d.conn.SendBatch(ctx, b)
+	for _, s := range stmts {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
 			return retriable(fmt.Errorf("table %s: %w", s.table, err))
 		}
 	}
-	return retriable(tx.Commit(ctx))
+	return retriable(br.Close())
 }
 
 func (d *postgresDialect) statement(op tableOp, types map[string]string) (string, []any, error) {

@@ -92,16 +92,40 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 			return err
 		}
 	}
+	ops, err := t.ops(ctx, records)
+	if err != nil {
+		return err
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	if err := t.ensureTables(ctx, ops); err != nil {
+		return t.failed(err)
+	}
+	tx, err := t.db.prepare(ops, t.tables)
+	if err != nil {
+		return err
+	}
+	if err := t.await(ctx); err != nil {
+		return err
+	}
+	t.write(tx)
+	return nil
+}
+
+// ops resolves records (describe; errant ones go to the reporter),
+// collapses them per key between truncates, and plans the statements.
+func (t *Task) ops(ctx context.Context, records []*connect.SinkRecord) ([]tableOp, error) {
 	var segs [][]*change
 	var cur []*change
 	for _, r := range records {
 		c, err := describe(t.cfg, r, t.topicTables)
 		if err != nil {
 			if t.reporter == nil {
-				return err
+				return nil, err
 			}
 			if rerr := t.reporter.Report(ctx, r, err); rerr != nil {
-				return rerr
+				return nil, rerr
 			}
 			continue
 		}
@@ -124,21 +148,7 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 		}
 		ops = append(ops, t.plan(collapse(seg))...)
 	}
-	if len(ops) == 0 {
-		return nil
-	}
-	if err := t.ensureTables(ctx, ops); err != nil {
-		return t.failed(err)
-	}
-	tx, err := t.db.prepare(ops, t.tables)
-	if err != nil {
-		return err
-	}
-	if err := t.await(ctx); err != nil {
-		return err
-	}
-	t.write(tx)
-	return nil
+	return ops, nil
 }
 
 // failed drops the connection after a retriable error so that the next

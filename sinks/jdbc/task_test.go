@@ -463,3 +463,53 @@ func TestJdbcSinkDebeziumKeysAccepted(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresExecIsOneTransaction: the statements of one prepared
+// transaction go as one pipeline ending in a single Sync, which
+// PostgreSQL runs as one implicit transaction (protocol documentation,
+// "Extended Query": an error rolls back everything since the last Sync).
+// A failing second statement must leave the first one's row unwritten.
+func TestPostgresExecIsOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	pg := testenv.PostgresT(t)
+	if err := pg.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseConfig(map[string]string{"connection.url": fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port),
+		"connection.username": pg.User})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := openPostgres(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	if _, err := d.conn.Exec(ctx, `CREATE TABLE a (id int PRIMARY KEY); CREATE TABLE b (id int PRIMARY KEY, v int NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	err = d.exec(ctx, []pgStatement{
+		{table: "a", sql: `INSERT INTO a VALUES (1)`},
+		{table: "b", sql: `INSERT INTO b VALUES (1, NULL)`},
+	})
+	if err == nil || !strings.Contains(err.Error(), "table b") {
+		t.Fatalf("exec error %v, want the NOT NULL violation of table b", err)
+	}
+	var n int
+	if err := d.conn.QueryRow(ctx, `SELECT count(*) FROM a`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("table a has %d rows after the transaction failed", n)
+	}
+	// And a good transaction commits both, on the same connection.
+	if err := d.exec(ctx, []pgStatement{{table: "a", sql: `INSERT INTO a VALUES (2)`}, {table: "b", sql: `INSERT INTO b VALUES (2, 3)`}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b)`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Fatalf("%d rows after the committed transaction, want 2", n)
+	}
+}
