@@ -180,6 +180,9 @@ type config struct {
 	// field.exclude.list entries, as <field> or <topic>:<field>.
 	fieldList    []string
 	fieldInclude bool
+	// nameBySource: nameFormat has ${source.*} placeholders, so the table
+	// is resolved per record rather than per topic.
+	nameBySource bool
 }
 
 // writesField says whether non-key field name of a record of topic is
@@ -245,6 +248,7 @@ func parseConfig(cfg map[string]string) (*config, error) {
 	if _, set := cfg["collection.name.format"]; !set && strings.TrimSpace(cfg["table.name.format"]) != "" {
 		c.nameFormat = strings.TrimSpace(cfg["table.name.format"])
 	}
+	c.nameBySource = strings.Contains(c.nameFormat, "${source.")
 	var err error
 	if c.zone, err = time.LoadLocation(p.String("use.time.zone")); err != nil {
 		return nil, err

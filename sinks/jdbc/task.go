@@ -173,6 +173,7 @@ func (t *Task) plan(changes []*change) []tableOp {
 	}
 	groups := map[gk]*tableOp{}
 	var order []gk
+	keys := map[colsKeyID]string{}
 	for _, c := range changes {
 		k := gk{table: c.table}
 		op := tableOp{table: c.table, key: c.key}
@@ -210,12 +211,7 @@ func (t *Task) plan(changes []*change) []tableOp {
 				c.cols = kept
 				k.cols = "\x00partial\x00" + strings.Join(names, "\x00")
 			} else {
-				var sb strings.Builder
-				for _, f := range c.cols {
-					sb.WriteString(f.name)
-					sb.WriteByte(0)
-				}
-				k.cols = sb.String()
+				k.cols = colsKey(c, keys)
 			}
 			op.cols = c.cols
 		}
@@ -237,6 +233,43 @@ func (t *Task) plan(changes []*change) []tableOp {
 		}
 	}
 	return out
+}
+
+// colsKeyID identifies rows whose written columns are the same: same
+// topic (field filters are per topic) and same row schema.
+type colsKeyID struct {
+	topic string
+	row   *connect.Schema
+}
+
+// colsKey is the names of c's columns, NUL-separated, built once per
+// topic and row schema (cache) and checked against c's columns on reuse
+// (the key columns left out can differ with the record key's schema).
+func colsKey(c *change, cache map[colsKeyID]string) string {
+	id := colsKeyID{topic: c.topic, row: c.row}
+	if k, ok := cache[id]; ok && c.row != nil && sameCols(k, c.cols) {
+		return k
+	}
+	var sb strings.Builder
+	for _, f := range c.cols {
+		sb.WriteString(f.name)
+		sb.WriteByte(0)
+	}
+	cache[id] = sb.String()
+	return cache[id]
+}
+
+// sameCols says whether key (colsKey's form) names exactly cols.
+func sameCols(key string, cols []field) bool {
+	pos := 0
+	for _, f := range cols {
+		end := pos + len(f.name)
+		if end >= len(key) || key[pos:end] != f.name || key[end] != 0 {
+			return false
+		}
+		pos = end + 1
+	}
+	return pos == len(key)
 }
 
 // ensureTables loads the columns of each table of ops; under

@@ -513,3 +513,25 @@ func TestPostgresExecIsOneTransaction(t *testing.T) {
 		t.Fatalf("%d rows after the committed transaction, want 2", n)
 	}
 }
+
+// TestColsKeyReuse: plan's column set key is reused for rows of the same
+// topic and row schema only when their columns are the same names.
+func TestColsKeyReuse(t *testing.T) {
+	_, valS, _ := rowSchema()
+	cache := map[colsKeyID]string{}
+	a := &change{topic: "t", row: valS, cols: []field{{name: "id"}, {name: "name"}}}
+	b := &change{topic: "t", row: valS, cols: []field{{name: "name"}}}
+	c := &change{topic: "t", row: valS, cols: []field{{name: "id"}, {name: "nam"}}}
+	if k := colsKey(a, cache); k != "id\x00name\x00" {
+		t.Fatalf("key %q", k)
+	}
+	if k := colsKey(b, cache); k != "name\x00" {
+		t.Fatalf("different columns, same schema: key %q", k)
+	}
+	if k := colsKey(c, cache); k != "id\x00nam\x00" {
+		t.Fatalf("key %q", k)
+	}
+	if !sameCols("id\x00name\x00", a.cols) || sameCols("id\x00name\x00", b.cols) || sameCols("id\x00name\x00", c.cols) || sameCols("", a.cols) {
+		t.Fatal("sameCols")
+	}
+}
