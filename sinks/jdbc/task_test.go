@@ -348,7 +348,7 @@ func TestJdbcSinkFlushWritesBatchAfterLostConnection(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 	var killed int
-	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'target' AND pid <> pg_backend_pid()`).Scan(&killed); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'target' AND backend_type = 'client backend' AND pid <> pg_backend_pid()`).Scan(&killed); err != nil {
 		t.Fatal(err)
 	}
 	if killed != 1 {
