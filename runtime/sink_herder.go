@@ -45,8 +45,12 @@ func (h *Herder) startSinkTask(ctx context.Context, rt *runningTask, id TaskID, 
 			return nil, err
 		}
 		errs.metrics = tm
+		hc, err := newSinkHeaderConverter(h.cfg, connCfg)
+		if err != nil {
+			return nil, err
+		}
 		return &workerSinkTask{
-			id: id, task: conn.NewTask(), cfg: cfg, connCfg: connCfg, keyConv: keyConv, valConv: valConv, chain: chain,
+			id: id, task: conn.NewTask(), cfg: cfg, connCfg: connCfg, keyConv: keyConv, valConv: valConv, headerConv: hc, chain: chain,
 			brokers: h.brokers, flushInt: h.flushInt, log: logger, gate: rt.gate, errs: errs, maxDelay: policy.maxDelay, maxPoll: maxPoll, metrics: tm,
 			setState: func(state, trace string) { h.putStatus(taskStatusKey(id), state, trace) },
 		}, nil

@@ -40,19 +40,22 @@ const sinkMaxPollRecords = 500
 // offsets committed in onRevoked) only between two polls, never while a
 // batch is being put.
 type workerSinkTask struct {
-	id       TaskID
-	task     connect.SinkTask
-	cfg      map[string]string // task config
-	connCfg  map[string]string // connector config (topics, errors.*)
-	keyConv  connect.Converter
-	valConv  connect.Converter
-	chain    *transforms.Chain
-	brokers  []string
-	flushInt time.Duration
-	setState func(state, trace string)
-	log      *slog.Logger
-	gate     *pauseGate
-	errs     *sinkErrorHandler
+	id      TaskID
+	task    connect.SinkTask
+	cfg     map[string]string // task config
+	connCfg map[string]string // connector config (topics, errors.*)
+	keyConv connect.Converter
+	valConv connect.Converter
+	// headerConv reads header values (header.converter); nil passes them
+	// through as SimpleHeaderConverter does.
+	headerConv sinkHeaderConverter
+	chain      *transforms.Chain
+	brokers    []string
+	flushInt   time.Duration
+	setState   func(state, trace string)
+	log        *slog.Logger
+	gate       *pauseGate
+	errs       *sinkErrorHandler
 	// maxDelay caps the backoff between Put retries (errors.retry.delay.max.ms).
 	maxDelay time.Duration
 	// maxPoll is the most records per Put: max.poll.records (500), or the
@@ -238,9 +241,6 @@ func (w *workerSinkTask) closeClean() error {
 // fails the task otherwise.
 func (w *workerSinkTask) convert(ctx context.Context, r *kgo.Record) (*connect.SinkRecord, error) {
 	sr := &connect.SinkRecord{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Timestamp: r.Timestamp}
-	for _, h := range r.Headers {
-		sr.Headers = append(sr.Headers, connect.Header{Key: h.Key, Value: h.Value})
-	}
 	fail := func(stage Stage, class string, err error) (*connect.SinkRecord, error) {
 		if herr := w.errs.handle(ctx, r, stage, class, err); herr != nil {
 			return nil, herr
@@ -261,6 +261,18 @@ func (w *workerSinkTask) convert(ctx context.Context, r *kgo.Record) (*connect.S
 	}
 	if sr.ValueSchema, sr.Value, err = vc.ToConnect(r.Topic, r.Value); err != nil {
 		return fail(StageValueConverter, fmt.Sprintf("%T", w.valConv), err)
+	}
+	// Headers after key and value, as WorkerSinkTask.convertHeadersFor.
+	hc := w.headerConv
+	if hc == nil {
+		hc = simpleHeaders{}
+	}
+	for _, h := range r.Headers {
+		v, err := hc.toSink(r.Topic, h.Key, h.Value)
+		if err != nil {
+			return fail(StageHeaderConverter, hc.class(), err)
+		}
+		sr.Headers = append(sr.Headers, connect.Header{Key: h.Key, Value: v})
 	}
 	if w.chain == nil || w.chain.Len() == 0 {
 		return sr, nil

@@ -31,6 +31,7 @@ type sinkShared struct {
 	flushGate chan struct{} // Flush returns once this is closed
 	flushes   int
 	maxBatch  int
+	headers   [][]connect.Header // per record put, in order
 }
 
 func (recordingSink) Version() string                                  { return "test" }
@@ -57,6 +58,7 @@ func (t *recordingSinkTask) Put(_ context.Context, recs []*connect.SinkRecord) e
 	}
 	for _, r := range recs {
 		t.shared.values = append(t.shared.values, r.Value.(string))
+		t.shared.headers = append(t.shared.headers, r.Headers)
 	}
 	return nil
 }

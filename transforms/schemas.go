@@ -125,6 +125,10 @@ func (o operand) with(r *connect.SourceRecord, s *connect.Schema, v any) *connec
 	return out
 }
 
+// HeaderText is headerBytes for the runtime: the in-memory form of a
+// header value (connect.Header's bytes) a sink's header.converter read.
+func HeaderText(s *connect.Schema, v any) []byte { return headerBytes(s, v) }
+
 // headerBytes serialises a header value as Kafka Connect's default header
 // converter (SimpleHeaderConverter, Values.convertToString) does: strings
 // as they are, numbers and booleans as Java prints them, logical dates and

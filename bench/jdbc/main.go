@@ -9,7 +9,10 @@
 //	go run ./bench/jdbc [-events 1000000] [-put 500]
 //
 // It prints rows/s for each run and the ratio sink/COPY (targets: at
-// least 0.3 × COPY and 50,000 rows/s).
+// least 0.3 × COPY and 50,000 rows/s), and the CPU seconds each run
+// cost in this process and in the PostgreSQL backends: on a machine
+// shared with other work the wall-clock rates vary from run to run, the
+// CPU cost per row much less.
 package main
 
 import (
@@ -20,6 +23,8 @@ import (
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/connectd/connectd/connect"
@@ -58,6 +63,34 @@ var (
 
 const baseTS = int64(1709212455123456)
 
+// cpuMeter reads the CPU time (user + system, seconds) of this process
+// and of PostgreSQL's client backends.
+type cpuMeter struct{ conn *pgx.Conn }
+
+func (m cpuMeter) read(ctx context.Context) (self, backends float64) {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	self = float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	rows, err := m.conn.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend'`)
+	if err != nil {
+		return self, 0
+	}
+	pids, _ := pgx.CollectRows(rows, pgx.RowTo[int32])
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// Fields after the command name: utime and stime are the 14th and
+		// 15th fields of the line, in clock ticks (100 per second).
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		backends += float64(u+st) / 100
+	}
+	return self, backends
+}
+
 func record(i int, op string) *connect.SinkRecord {
 	id := int64(i)
 	row := connect.NewStruct(rowS).Put("id", id).Put("name", "name-"+strconv.Itoa(i)+"-"+op).Put("qty", int32(i%1000)).
@@ -87,6 +120,8 @@ func run() error {
 	if _, err := conn.Exec(ctx, `CREATE TABLE copy_t (id bigint PRIMARY KEY, name text, qty integer, price numeric(10,2), ts timestamp(6))`); err != nil {
 		return err
 	}
+	meter := cpuMeter{conn: conn}
+	s0, b0 := meter.read(ctx)
 	t0 := time.Now()
 	i := 0
 	src := pgx.CopyFromFunc(func() ([]any, error) {
@@ -100,7 +135,8 @@ func run() error {
 		return err
 	}
 	copyD := time.Since(t0)
-	fmt.Printf("COPY %d rows: %v, %.0f rows/s\n", n, copyD.Round(time.Millisecond), float64(n)/copyD.Seconds())
+	s1, b1 := meter.read(ctx)
+	fmt.Printf("COPY %d rows: %v, %.0f rows/s (cpu: bench %.1fs, postgres %.1fs)\n", n, copyD.Round(time.Millisecond), float64(n)/copyD.Seconds(), s1-s0, b1-b0)
 
 	task := jdbc.New().NewTask()
 	cfg := map[string]string{
@@ -123,6 +159,7 @@ func run() error {
 		defer pprof.StopCPUProfile()
 	}
 	for _, op := range []string{"c", "u"} {
+		s0, b0 := meter.read(ctx)
 		t0 = time.Now()
 		batch := make([]*connect.SinkRecord, 0, *put)
 		for i := 1; i <= n; i++ {
@@ -138,9 +175,10 @@ func run() error {
 			return err
 		}
 		d := time.Since(t0)
+		s1, b1 := meter.read(ctx)
 		what := map[string]string{"c": "inserts (empty table)", "u": "updates (every key exists)"}[op]
-		fmt.Printf("JDBC sink upsert %d change events, %s, %d per Put: %v, %.0f rows/s, %.2f x COPY\n",
-			n, what, *put, d.Round(time.Millisecond), float64(n)/d.Seconds(), copyD.Seconds()/d.Seconds())
+		fmt.Printf("JDBC sink upsert %d change events, %s, %d per Put: %v, %.0f rows/s, %.2f x COPY (cpu: sink %.1fs, postgres %.1fs)\n",
+			n, what, *put, d.Round(time.Millisecond), float64(n)/d.Seconds(), copyD.Seconds()/d.Seconds(), s1-s0, b1-b0)
 	}
 	var cnt int
 	var name string

@@ -46,6 +46,26 @@ const (
 	kafkaOffsetColumn    = "__connect_offset"
 )
 
+// Debezium's default naming strategies, the only ones connectd has.
+const (
+	defaultCollectionNamingStrategy = "io.debezium.sink.naming.DefaultCollectionNamingStrategy"
+	defaultColumnNamingStrategy     = "io.debezium.connector.jdbc.naming.DefaultColumnNamingStrategy"
+)
+
+// namingStrategyValidator accepts an empty value and the known classes,
+// with Kafka Connect's message for any other class.
+func namingStrategyValidator(known ...string) func(string) string {
+	return func(v string) string {
+		v = strings.TrimSpace(v)
+		for _, k := range known {
+			if v == "" || v == k {
+				return ""
+			}
+		}
+		return "Class " + v + " could not be found."
+	}
+}
+
 func boolValidator(v string) string {
 	switch strings.ToLower(strings.TrimSpace(v)) {
 	case "true", "false":
@@ -70,6 +90,26 @@ var configDef = func() *connect.ConfigDef {
 		Doc: "Name of the database user to be used when connecting to the connection."})
 	d.Define(connect.ConfigKey{Name: "connection.password", Type: connect.TypePassword, Default: connect.Str(""), Importance: connect.High, Group: g,
 		Doc: "Password to be used when connecting to the connection."})
+	// Debezium's JDBC sink hands these to its c3p0 pool; a connectd task
+	// writes through one connection of its own, so they are accepted
+	// (type-checked, shown by the validate endpoint) and otherwise unused.
+	for _, k := range []struct {
+		name, def, doc string
+		typ            connect.ConfigType
+	}{
+		{"connection.pool.min_size", "5", "Minimum number of connection in the connection pool (accepted for Debezium compatibility; a connectd task uses one connection).", connect.TypeInt},
+		{"connection.pool.max_size", "32", "Maximum number of connection in the connection pool (accepted for Debezium compatibility; a connectd task uses one connection).", connect.TypeInt},
+		{"connection.pool.acquire_increment", "32", "Connection pool acquire increment (accepted for Debezium compatibility; a connectd task uses one connection).", connect.TypeInt},
+		{"connection.pool.timeout", "1800", "Connection pool timeout in seconds (accepted for Debezium compatibility; a connectd task uses one connection).", connect.TypeLong},
+	} {
+		d.Define(connect.ConfigKey{Name: k.name, Type: k.typ, Default: connect.Str(k.def), Importance: connect.Low, Group: g, Doc: k.doc,
+			Validator: func(v string) string {
+				if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n < 0 {
+					return "Value must be at least 0"
+				}
+				return ""
+			}})
+	}
 	g = "Writes"
 	d.Define(connect.ConfigKey{Name: "insert.mode", Type: connect.TypeString, Default: connect.Str(InsertModeInsert), Importance: connect.High, Group: g,
 		Allowed: []string{InsertModeInsert, InsertModeUpsert, InsertModeUpdate},
@@ -103,6 +143,19 @@ var configDef = func() *connect.ConfigDef {
 			}
 			return ""
 		}, Doc: "Time zone that zoned temporal values (io.debezium.time.ZonedTimestamp) are converted to for columns without a zone (MySQL DATETIME)."})
+	d.Define(connect.ConfigKey{Name: "field.include.list", Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+		Doc: "Comma-separated non-key fields to write: <field> (any topic) or <topic>:<field>; the others are left out. Not with field.exclude.list."})
+	d.Define(connect.ConfigKey{Name: "field.exclude.list", Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Medium, Group: "Filters",
+		Doc: "Comma-separated non-key fields not to write: <field> (any topic) or <topic>:<field>. Not with field.include.list."})
+	d.Define(connect.ConfigKey{Name: "collection.naming.strategy", Type: connect.TypeClass, Default: connect.Str(defaultCollectionNamingStrategy), Importance: connect.Low, Group: g,
+		Validator: namingStrategyValidator(defaultCollectionNamingStrategy, "io.debezium.connector.jdbc.naming.DefaultTableNamingStrategy"),
+		Doc:       "Class that names the destination table: only Debezium's DefaultCollectionNamingStrategy (collection.name.format with dots replaced by underscores)."})
+	d.Define(connect.ConfigKey{Name: "table.naming.strategy", Type: connect.TypeClass, Default: connect.Str(""), Importance: connect.Low, Group: g,
+		Validator: namingStrategyValidator(defaultCollectionNamingStrategy, "io.debezium.connector.jdbc.naming.DefaultTableNamingStrategy"),
+		Doc:       "Name of collection.naming.strategy before Debezium 3.0."})
+	d.Define(connect.ConfigKey{Name: "column.naming.strategy", Type: connect.TypeClass, Default: connect.Str(defaultColumnNamingStrategy), Importance: connect.Low, Group: g,
+		Validator: namingStrategyValidator(defaultColumnNamingStrategy),
+		Doc:       "Class that names the destination columns: only Debezium's DefaultColumnNamingStrategy (the field name)."})
 	d.Define(connect.ConfigKey{Name: "quote.identifiers", Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: g,
 		Validator: boolValidator, Doc: "false: names are folded as the database folds unquoted names (PostgreSQL: lower case); true: names keep their case."})
 	return d
@@ -123,6 +176,31 @@ type config struct {
 	batchSize       int
 	zone            *time.Location
 	quote           bool
+	// fieldList and fieldInclude: field.include.list (fieldInclude) or
+	// field.exclude.list entries, as <field> or <topic>:<field>.
+	fieldList    []string
+	fieldInclude bool
+	// nameBySource: nameFormat has ${source.*} placeholders, so the table
+	// is resolved per record rather than per topic.
+	nameBySource bool
+}
+
+// writesField says whether non-key field name of a record of topic is
+// written, as Debezium's FieldFilterFactory: an entry <field> matches the
+// field in every topic, <topic>:<field> in that topic only (exact names);
+// with field.include.list only matching fields are written, with
+// field.exclude.list matching fields are left out, with neither all are.
+func (c *config) writesField(topic, name string) bool {
+	if len(c.fieldList) == 0 {
+		return true
+	}
+	for _, e := range c.fieldList {
+		t, f, qualified := strings.Cut(e, ":")
+		if !qualified && strings.TrimSpace(e) == name || qualified && strings.TrimSpace(t) == topic && strings.TrimSpace(f) == name {
+			return c.fieldInclude
+		}
+	}
+	return !c.fieldInclude
 }
 
 func validate(cfg map[string]string) []connect.ConfigError {
@@ -135,6 +213,11 @@ func validate(cfg map[string]string) []connect.ConfigError {
 	}
 	if (mode == InsertModeUpsert || mode == InsertModeUpdate) && pk == PKModeNone {
 		errs = append(errs, connect.ConfigError{Key: "primary.key.mode", Message: fmt.Sprintf("Invalid value none for configuration primary.key.mode: insert.mode=%s requires a primary key (kafka, record_key or record_value)", mode)})
+	}
+	// JdbcSinkConnectorConfig.validate refuses both lists (its message
+	// says column.*, the keys are field.*).
+	if len(p.List("field.include.list")) > 0 && len(p.List("field.exclude.list")) > 0 {
+		errs = append(errs, connect.ConfigError{Key: "field.include.list", Message: "Cannot define both field.exclude.list and field.include.list. Please specify only one."})
 	}
 	if pk == PKModeRecordValue && len(p.List("primary.key.fields")) == 0 {
 		errs = append(errs, connect.ConfigError{Key: "primary.key.fields", Message: "Invalid value for configuration primary.key.fields: primary.key.mode=record_value requires the primary key field names"})
@@ -158,10 +241,14 @@ func parseConfig(cfg map[string]string) (*config, error) {
 		pkFields: p.List("primary.key.fields"), evolve: strings.EqualFold(p.String("schema.evolution"), "basic"),
 		batchSize: p.Int("batch.size"), quote: p.Bool("quote.identifiers"),
 	}
+	if c.fieldList = p.List("field.exclude.list"); len(c.fieldList) == 0 {
+		c.fieldList, c.fieldInclude = p.List("field.include.list"), true
+	}
 	c.nameFormat = p.String("collection.name.format")
 	if _, set := cfg["collection.name.format"]; !set && strings.TrimSpace(cfg["table.name.format"]) != "" {
 		c.nameFormat = strings.TrimSpace(cfg["table.name.format"])
 	}
+	c.nameBySource = strings.Contains(c.nameFormat, "${source.")
 	var err error
 	if c.zone, err = time.LoadLocation(p.String("use.time.zone")); err != nil {
 		return nil, err

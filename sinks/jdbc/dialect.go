@@ -41,14 +41,23 @@ type dialect interface {
 	createTable(ctx context.Context, table string, key, cols []field) error
 	// addColumns adds nullable columns (schema.evolution=basic).
 	addColumns(ctx context.Context, table string, cols []field) error
-	// apply runs ops in order in one transaction; types are the columns'
-	// SQL types per table (from columns).
-	apply(ctx context.Context, ops []tableOp, types map[string]map[string]string) error
+	// prepare turns ops into one transaction's statements without
+	// touching the connection (it runs while the previous transaction is
+	// being written); types are the columns' SQL types per table (from
+	// columns). Errors: a value the column cannot take.
+	prepare(ops []tableOp, types map[string]map[string]string) (preparedTx, error)
+	// exec runs a prepared transaction: all its statements in order, then
+	// COMMIT. A prepared transaction stays valid after a reconnect.
+	exec(ctx context.Context, tx preparedTx) error
 	// storedName is how the database stores an identifier (PostgreSQL
 	// folds unquoted names to lower case unless quote.identifiers).
 	storedName(name string) string
 	close()
 }
+
+// preparedTx is one transaction as a dialect prepared it (prepare): SQL
+// text and arguments for PostgreSQL, the table ops for MySQL.
+type preparedTx any
 
 // createTableSQL is CREATE TABLE IF NOT EXISTS table with key's columns
 // first and as the PRIMARY KEY (none when key is empty), then cols; ident

@@ -4,9 +4,13 @@
 // (go-sql-driver/mysql) with Debezium's JDBC sink configuration keys.
 //
 // Invariants:
-//   - Put writes a batch in one database transaction; when Put returns
-//     nil the batch is committed, so Flush has nothing left to do and the
-//     runtime may commit the consumer offsets (no loss).
+//   - Each Put's batch is one database transaction. Put prepares it while
+//     the previous batch's transaction is written (at most one in flight,
+//     pipeline.go) and Flush returns only once every batch put so far is
+//     committed, so the runtime, which commits consumer offsets only after
+//     Flush, never commits an unwritten record (no loss). A batch whose
+//     write failed with a retriable error after its Put returned nil is
+//     kept and written again before anything else.
 //   - Within a batch the changes of one key are applied in Kafka order;
 //     consecutive changes of a key collapse to the last one, which is
 //     equivalent because each upsert writes the whole row (a column

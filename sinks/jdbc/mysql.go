@@ -201,7 +201,13 @@ func (d *mysqlDialect) mysqlValue(s *connect.Schema, v any) (any, error) {
 	return s2, nil
 }
 
-func (d *mysqlDialect) apply(ctx context.Context, ops []tableOp, _ map[string]map[string]string) error {
+// prepare keeps the ops: MySQL statements are built row by row in exec.
+func (d *mysqlDialect) prepare(ops []tableOp, _ map[string]map[string]string) (preparedTx, error) {
+	return ops, nil
+}
+
+func (d *mysqlDialect) exec(ctx context.Context, p preparedTx) error {
+	ops := p.([]tableOp)
 	tx, err := d.db.BeginTx(ctx, nil)
 	if err != nil {
 		return retriableMySQL(err)

@@ -10,7 +10,6 @@ import (
 	"github.com/connectd/connectd/connect"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 // postgresDialect writes with pgx: each op is one statement over unnest()
@@ -160,22 +159,46 @@ func castExpr(e, t string) string {
 	return e + "::" + t
 }
 
-func (d *postgresDialect) apply(ctx context.Context, ops []tableOp, types map[string]map[string]string) error {
-	tx, err := d.conn.Begin(ctx)
-	if err != nil {
-		return retriable(err)
-	}
-	defer tx.Rollback(context.Background())
+// pgStatement is one prepared statement of a transaction.
+type pgStatement struct {
+	table string
+	sql   string
+	args  []any
+}
+
+func (d *postgresDialect) prepare(ops []tableOp, types map[string]map[string]string) (preparedTx, error) {
+	stmts := make([]pgStatement, 0, len(ops))
 	for _, op := range ops {
 		sql, args, err := d.statement(op, types[op.table])
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if _, err := tx.Exec(ctx, sql, args...); err != nil {
-			return retriable(fmt.Errorf("table %s: %w", op.table, err))
+		stmts = append(stmts, pgStatement{table: op.table, sql: sql, args: args})
+	}
+	return stmts, nil
+}
+
+// exec sends the transaction's statements as one pipeline (pgx.Batch:
+// Bind/Execute for each, then a single Sync), one round trip instead of
+// BEGIN, the statements and COMMIT one after another. PostgreSQL runs the
+// messages before a Sync as one implicit transaction: the first error
+// rolls all of them back, and the transaction is committed when the
+// Sync's ReadyForQuery arrives, which Close waits for ("Pipelining" and
+// "Extended Query" in the PostgreSQL protocol documentation).
+func (d *postgresDialect) exec(ctx context.Context, p preparedTx) error {
+	stmts := p.([]pgStatement)
+	b := &pgx.Batch{}
+	for _, s := range stmts {
+		b.Queue(s.sql, s.args...)
+	}
+	br := d.conn.SendBatch(ctx, b)
+	for _, s := range stmts {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return retriable(fmt.Errorf("table %s: %w", s.table, err))
 		}
 	}
-	return retriable(tx.Commit(ctx))
+	return retriable(br.Close())
 }
 
 func (d *postgresDialect) statement(op tableOp, types map[string]string) (string, []any, error) {
@@ -188,41 +211,30 @@ func (d *postgresDialect) statement(op tableOp, types map[string]string) (string
 		fields = op.key
 	}
 	args := make([]any, len(fields))
-	arrays := make([][]pgtype.Text, len(fields))
-	for i := range arrays {
-		arrays[i] = make([]pgtype.Text, len(op.rows))
-	}
 	nk := len(op.key)
-	for r, c := range op.rows {
-		for i := range fields {
-			var f field
-			if i < nk {
-				f = c.key[i]
-			} else {
-				f = c.cols[i-nk]
-			}
-			s, ok, err := textValue(f.schema, f.value)
-			if err != nil {
-				return "", nil, fmt.Errorf("table %s column %s: %w", op.table, fields[i].name, err)
-			}
-			if ok {
-				arrays[i][r] = pgtype.Text{String: strings.ReplaceAll(s, "\x00", ""), Valid: true}
-			}
-		}
-	}
 	alias := make([]string, len(fields))
 	params := make([]string, len(fields))
 	exprs := make([]string, len(fields))
 	names := make([]string, len(fields))
 	for i, f := range fields {
-		args[i] = arrays[i]
-		alias[i] = fmt.Sprintf("a%d", i+1)
-		params[i] = fmt.Sprintf("$%d::text[]", i+1)
 		typ := types[d.storedName(f.name)]
 		if typ == "" {
 			return "", nil, fmt.Errorf("table %s has no column %s", op.table, d.storedName(f.name))
 		}
-		exprs[i] = castExpr("u."+alias[i], typ)
+		alias[i] = "a" + itoa(i+1)
+		if arr, arrType, ok := typedColumn(op.rows, i, nk, typ); ok {
+			args[i] = arr
+			params[i] = "$" + itoa(i+1) + "::" + arrType
+			exprs[i] = "u." + alias[i] + "::" + typ
+		} else {
+			arr, err := textColumn(op.rows, i, nk, op.table, f.name)
+			if err != nil {
+				return "", nil, err
+			}
+			args[i] = arr
+			params[i] = "$" + itoa(i+1) + "::text[]"
+			exprs[i] = castExpr("u."+alias[i], typ)
+		}
 		names[i] = d.ident(f.name)
 	}
 	from := fmt.Sprintf("unnest(%s) AS u(%s)", strings.Join(params, ", "), strings.Join(alias, ", "))

@@ -35,6 +35,10 @@ type change struct {
 	op    opKind
 	key   []field
 	cols  []field
+	// topic and row (the value's row schema) let plan reuse the column
+	// set key of rows with the same schema.
+	topic string
+	row   *connect.Schema
 }
 
 // keyString identifies the change's row within its table.
@@ -103,14 +107,23 @@ func describe(cfg *config, r *connect.SinkRecord, topicTables map[string]string)
 		return nil, fmt.Errorf("the JDBC sink needs a struct value with a schema, got %T (topic %s, partition %d, offset %d); use a converter with schemas", r.Value, r.Topic, r.Partition, r.Offset)
 	}
 	var err error
-	if c.table, err = tableName(cfg, r.Topic, source); err != nil {
+	if !cfg.nameBySource {
+		// collection.name.format without ${source.*}: the topic decides.
+		var ok bool
+		if c.table, ok = topicTables[r.Topic]; !ok {
+			c.table, err = tableName(cfg, r.Topic, nil)
+		}
+	} else {
+		c.table, err = tableName(cfg, r.Topic, source)
+	}
+	if err != nil {
 		known, ok := topicTables[r.Topic]
 		if source != nil || !ok {
 			return nil, err
 		}
 		c.table = known
 	}
-	if topicTables != nil {
+	if topicTables != nil && topicTables[r.Topic] != c.table {
 		topicTables[r.Topic] = c.table
 	}
 	if c.op == opTruncate {
@@ -125,9 +138,10 @@ func describe(cfg *config, r *connect.SinkRecord, topicTables map[string]string)
 		}
 		return c, nil
 	}
+	c.topic, c.row = r.Topic, row.Schema
 	c.cols = make([]field, 0, len(row.Schema.Fields))
 	for i, f := range row.Schema.Fields {
-		if c.isKeyColumn(f.Name) {
+		if c.isKeyColumn(f.Name) || !cfg.writesField(r.Topic, f.Name) {
 			continue
 		}
 		c.cols = append(c.cols, field{name: f.Name, schema: f.Schema, value: row.Values[i], unavailable: isUnavailable(row.Values[i])})
@@ -249,13 +263,29 @@ func tableName(cfg *config, topic string, source *connect.Struct) (string, error
 // insert.mode=insert) are kept as they are.
 func collapse(changes []*change) []*change {
 	out := make([]*change, 0, len(changes))
-	at := map[string]int{}
+	// A single key column of a comparable type (the common case) is
+	// looked up as it is; other keys as their string form.
+	type rowID struct {
+		table string
+		key   any
+	}
+	at := make(map[rowID]int, len(changes))
 	for _, c := range changes {
 		if len(c.key) == 0 {
 			out = append(out, c)
 			continue
 		}
-		id := c.table + "\x01" + c.keyString()
+		id := rowID{table: c.table}
+		switch v := c.key[0].value.(type) {
+		case string, int8, int16, int32, int64, bool:
+			if len(c.key) == 1 {
+				id.key = v
+				break
+			}
+			id.key = c.keyString()
+		default:
+			id.key = c.keyString()
+		}
 		i, seen := at[id]
 		if !seen {
 			at[id] = len(out)

@@ -23,6 +23,17 @@ type Task struct {
 	tables map[string]map[string]string
 	// topicTables: topic → table of its last change event (record.go).
 	topicTables map[string]string
+
+	// writeCtx bounds the transaction in flight; Stop cancels it.
+	writeCtx    context.Context
+	cancelWrite context.CancelFunc
+	// inflight is the transaction being written (pipeline.go), nil when
+	// the connection is idle.
+	inflight *inflightTx
+	// unwritten are transactions of batches Put accepted whose write
+	// failed with a retriable error; written again, in order, before
+	// anything else.
+	unwritten []preparedTx
 }
 
 var _ connect.SinkTask = (*Task)(nil)
@@ -36,6 +47,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SinkTaskContext, cfg map[st
 	}
 	t.cfg, t.tables, t.log = c, map[string]map[string]string{}, slog.Default()
 	t.topicTables = map[string]string{}
+	t.writeCtx, t.cancelWrite = context.WithCancel(context.Background())
 	if tc != nil {
 		t.reporter = tc.ErrantRecordReporter()
 		if l, ok := tc.(connect.TaskLogger); ok {
@@ -59,28 +71,61 @@ func (t *Task) connect(ctx context.Context) error {
 	return err
 }
 
-// Put writes records in one transaction. A record that cannot be
-// resolved (no key for a delete, a value without schema) goes to the
-// errant record reporter (dead letter queue under errors.tolerance=all)
-// or fails the task. Errors: *connect.RetriableError for a lost
-// connection or a deadlock (the runtime hands the same records again);
-// other database errors fail the task.
+// Put prepares records as one transaction and hands it to the write
+// pipeline (pipeline.go): it returns once the previous batch's
+// transaction committed and this one is being written; Flush waits for
+// it. A record that cannot be resolved (no key for a delete, a value
+// without schema) goes to the errant record reporter (dead letter queue
+// under errors.tolerance=all) or fails the task. Errors:
+// *connect.RetriableError for a lost connection or a deadlock, in this
+// batch's schema changes or in the previous batch's write (the runtime
+// hands the same records again; the previous batch is kept and written
+// first); other database errors fail the task.
 func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
-	if t.db == nil {
-		if err := t.connect(ctx); err != nil {
+	if t.inflight == nil {
+		if t.db == nil {
+			if err := t.connect(ctx); err != nil {
+				return err
+			}
+		}
+		if err := t.writeUnwritten(ctx); err != nil {
 			return err
 		}
 	}
+	ops, err := t.ops(ctx, records)
+	if err != nil {
+		return err
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	if err := t.ensureTables(ctx, ops); err != nil {
+		return t.failed(err)
+	}
+	tx, err := t.db.prepare(ops, t.tables)
+	if err != nil {
+		return err
+	}
+	if err := t.await(ctx); err != nil {
+		return err
+	}
+	t.write(tx)
+	return nil
+}
+
+// ops resolves records (describe; errant ones go to the reporter),
+// collapses them per key between truncates, and plans the statements.
+func (t *Task) ops(ctx context.Context, records []*connect.SinkRecord) ([]tableOp, error) {
 	var segs [][]*change
 	var cur []*change
 	for _, r := range records {
 		c, err := describe(t.cfg, r, t.topicTables)
 		if err != nil {
 			if t.reporter == nil {
-				return err
+				return nil, err
 			}
 			if rerr := t.reporter.Report(ctx, r, err); rerr != nil {
-				return rerr
+				return nil, rerr
 			}
 			continue
 		}
@@ -103,17 +148,11 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 		}
 		ops = append(ops, t.plan(collapse(seg))...)
 	}
-	if len(ops) == 0 {
-		return nil
-	}
-	if err := t.ensureTables(ctx, ops); err != nil {
-		return t.failed(err)
-	}
-	return t.failed(t.db.apply(ctx, ops, t.tables))
+	return ops, nil
 }
 
 // failed drops the connection after a retriable error so that the next
-// Put reconnects.
+// Put reconnects. No transaction is in flight when it runs.
 func (t *Task) failed(err error) error {
 	var re *connect.RetriableError
 	if errors.As(err, &re) && t.db != nil {
@@ -134,6 +173,7 @@ func (t *Task) plan(changes []*change) []tableOp {
 	}
 	groups := map[gk]*tableOp{}
 	var order []gk
+	keys := map[colsKeyID]string{}
 	for _, c := range changes {
 		k := gk{table: c.table}
 		op := tableOp{table: c.table, key: c.key}
@@ -171,12 +211,7 @@ func (t *Task) plan(changes []*change) []tableOp {
 				c.cols = kept
 				k.cols = "\x00partial\x00" + strings.Join(names, "\x00")
 			} else {
-				var sb strings.Builder
-				for _, f := range c.cols {
-					sb.WriteString(f.name)
-					sb.WriteByte(0)
-				}
-				k.cols = sb.String()
+				k.cols = colsKey(c, keys)
 			}
 			op.cols = c.cols
 		}
@@ -200,14 +235,55 @@ func (t *Task) plan(changes []*change) []tableOp {
 	return out
 }
 
+// colsKeyID identifies rows whose written columns are the same: same
+// topic (field filters are per topic) and same row schema.
+type colsKeyID struct {
+	topic string
+	row   *connect.Schema
+}
+
+// colsKey is the names of c's columns, NUL-separated, built once per
+// topic and row schema (cache) and checked against c's columns on reuse
+// (the key columns left out can differ with the record key's schema).
+func colsKey(c *change, cache map[colsKeyID]string) string {
+	id := colsKeyID{topic: c.topic, row: c.row}
+	if k, ok := cache[id]; ok && c.row != nil && sameCols(k, c.cols) {
+		return k
+	}
+	var sb strings.Builder
+	for _, f := range c.cols {
+		sb.WriteString(f.name)
+		sb.WriteByte(0)
+	}
+	cache[id] = sb.String()
+	return cache[id]
+}
+
+// sameCols says whether key (colsKey's form) names exactly cols.
+func sameCols(key string, cols []field) bool {
+	pos := 0
+	for _, f := range cols {
+		end := pos + len(f.name)
+		if end >= len(key) || key[pos:end] != f.name || key[end] != 0 {
+			return false
+		}
+		pos = end + 1
+	}
+	return pos == len(key)
+}
+
 // ensureTables loads the columns of each table of ops; under
 // schema.evolution=basic it creates missing tables and adds missing
 // columns (Debezium's basic schema evolution), otherwise a missing table
-// or column is an error.
+// or column is an error. It waits for the transaction in flight before
+// its first query: the connection is not shared.
 func (t *Task) ensureTables(ctx context.Context, ops []tableOp) error {
 	for _, op := range ops {
 		cols, ok := t.tables[op.table]
 		if !ok {
+			if err := t.await(ctx); err != nil {
+				return err
+			}
 			var exists bool
 			var err error
 			cols, exists, err = t.db.columns(ctx, op.table)
@@ -244,6 +320,9 @@ func (t *Task) ensureTables(ctx context.Context, ops []tableOp) error {
 		if !t.cfg.evolve {
 			return fmt.Errorf("table %s has no column %s and schema.evolution=none", op.table, missing[0].name)
 		}
+		if err := t.await(ctx); err != nil {
+			return err
+		}
 		if err := t.db.addColumns(ctx, op.table, missing); err != nil {
 			return err
 		}
@@ -273,11 +352,17 @@ func fullColumns(op tableOp) []field {
 	return out
 }
 
-// Flush has nothing to do: Put commits its transaction before returning.
-func (t *Task) Flush(context.Context) error { return nil }
-
-// Stop closes the connection.
+// Stop abandons the transaction in flight (rolled back; its records were
+// not flushed, so their offsets are not committed) and closes the
+// connection.
 func (t *Task) Stop() error {
+	if t.cancelWrite != nil {
+		t.cancelWrite()
+	}
+	if t.inflight != nil {
+		<-t.inflight.done
+		t.inflight = nil
+	}
 	if t.db != nil {
 		t.db.close()
 		t.db = nil

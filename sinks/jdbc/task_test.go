@@ -313,3 +313,225 @@ func TestJdbcSinkModes(t *testing.T) {
 		t.Fatalf("missing table: %v", err)
 	}
 }
+
+// TestJdbcSinkFlushWritesBatchAfterLostConnection: Put returns once its
+// batch is handed to the write pipeline, so a batch whose write fails
+// after Put returned nil must not be lost. The sink's connection is
+// terminated (pg_terminate_backend, SQL state 57P01: retriable) between
+// two Puts; the second batch's write fails, and Flush reconnects and
+// writes it before returning nil (Kafka Connect's SinkTask contract:
+// records passed to put are durable once flush returns, and only then
+// are their offsets committed).
+func TestJdbcSinkFlushWritesBatchAfterLostConnection(t *testing.T) {
+	ctx := context.Background()
+	pg := testenv.PostgresT(t)
+	if err := pg.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := sinkCfg(fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port))
+	cfg["connection.username"] = pg.User
+	recs := mkRecords(t)
+	task := &Task{}
+	if err := task.Start(ctx, nil, cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer task.Stop()
+	if err := task.Put(ctx, recs[:4]); err != nil {
+		t.Fatal(err)
+	}
+	if err := task.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pg.Connect(ctx, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var killed int
+	if err := conn.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = 'target' AND backend_type = 'client backend' AND pid <> pg_backend_pid()`).Scan(&killed); err != nil {
+		t.Fatal(err)
+	}
+	if killed != 1 {
+		t.Fatalf("terminated %d sink connections, want 1", killed)
+	}
+	// The table is known (cached), so Put prepares and hands the batch
+	// over without touching the dead connection.
+	if err := task.Put(ctx, recs[4:]); err != nil {
+		t.Fatalf("put after the connection was lost: %v", err)
+	}
+	if err := task.Flush(ctx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	var got string
+	if err := conn.QueryRow(ctx, `SELECT string_agg(id||'|'||name||'|'||big, ';' ORDER BY id) FROM public_t_copy`).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	if got != wantRows {
+		t.Fatalf("rows %q, want %q", got, wantRows)
+	}
+	if len(task.unwritten) != 0 || task.inflight != nil {
+		t.Fatalf("after flush: %d unwritten, in flight %v", len(task.unwritten), task.inflight != nil)
+	}
+}
+
+// TestJdbcSinkFieldFilters: field.include.list / field.exclude.list as
+// Debezium's FieldFilterFactory reads them (an entry <field> matches in
+// every topic, <topic>:<field> in that topic only; key columns are always
+// written), into PostgreSQL with schema.evolution=basic, so a filtered
+// field is neither a column nor written.
+func TestJdbcSinkFieldFilters(t *testing.T) {
+	ctx := context.Background()
+	pg := testenv.PostgresT(t)
+	if err := pg.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pg.Connect(ctx, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	url := fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port)
+	for _, c := range []struct {
+		key, list, table, cols string
+	}{
+		// big everywhere, name only in another topic: name stays.
+		{"field.exclude.list", "big, other.topic:name", "excl", "id,name,d,ts,tz,amount,v,doc,u,raw,ok,f"},
+		{"field.include.list", "srv.public.t:name,f,other.topic:ok", "incl", "id,name,f"},
+	} {
+		cfg := sinkCfg(url)
+		cfg["connection.username"] = pg.User
+		cfg["collection.name.format"] = c.table
+		cfg[c.key] = c.list
+		runPuts(t, cfg, mkRecords(t), 100)
+		var cols string
+		if err := conn.QueryRow(ctx, `SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns WHERE table_name = $1`, c.table).Scan(&cols); err != nil {
+			t.Fatal(err)
+		}
+		if cols != c.cols {
+			t.Fatalf("%s=%s: columns %s, want %s", c.key, c.list, cols, c.cols)
+		}
+		var rows string
+		if err := conn.QueryRow(ctx, `SELECT string_agg(id||'|'||name, ';' ORDER BY id) FROM `+c.table).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if rows != "1|one-b;4|four" {
+			t.Fatalf("%s: rows %q", c.table, rows)
+		}
+	}
+}
+
+// TestJdbcSinkDebeziumKeysAccepted: keys of Debezium's
+// JdbcSinkConnectorConfig that connectd accepts with their documented
+// types and defaults (connection.pool.*: INT/LONG; the naming strategies:
+// only Debezium's defaults), and the per-field errors for wrong values.
+func TestJdbcSinkDebeziumKeysAccepted(t *testing.T) {
+	base := map[string]string{"connection.url": "jdbc:postgresql://h/db"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	ok := with("connection.pool.min_size", "1", "connection.pool.max_size", "10", "connection.pool.acquire_increment", "2", "connection.pool.timeout", "600",
+		"collection.naming.strategy", "io.debezium.sink.naming.DefaultCollectionNamingStrategy",
+		"column.naming.strategy", "io.debezium.connector.jdbc.naming.DefaultColumnNamingStrategy",
+		"table.naming.strategy", "io.debezium.connector.jdbc.naming.DefaultTableNamingStrategy", "field.include.list", "a,t:b")
+	if errs := append(configDef.Validate(ok), validate(ok)...); len(errs) != 0 {
+		t.Fatalf("valid Debezium keys refused: %v", errs)
+	}
+	for _, c := range []struct {
+		cfg      map[string]string
+		key, msg string
+	}{
+		{with("connection.pool.max_size", "many"), "connection.pool.max_size", "Not a number of type INT"},
+		{with("connection.pool.min_size", "-1"), "connection.pool.min_size", "Value must be at least 0"},
+		{with("collection.naming.strategy", "com.acme.Names"), "collection.naming.strategy", "Class com.acme.Names could not be found."},
+		{with("column.naming.strategy", "com.acme.Cols"), "column.naming.strategy", "Class com.acme.Cols could not be found."},
+		{with("field.include.list", "a", "field.exclude.list", "b"), "field.include.list", "Cannot define both field.exclude.list and field.include.list"},
+	} {
+		errs := append(configDef.Validate(c.cfg), validate(c.cfg)...)
+		found := false
+		for _, e := range errs {
+			found = found || e.Key == c.key && strings.Contains(e.Message, c.msg)
+		}
+		if !found {
+			t.Fatalf("%v: errors %v, want %s: %s", c.cfg, errs, c.key, c.msg)
+		}
+	}
+}
+
+// TestPostgresExecIsOneTransaction: the statements of one prepared
+// transaction go as one pipeline ending in a single Sync, which
+// PostgreSQL runs as one implicit transaction (protocol documentation,
+// "Extended Query": an error rolls back everything since the last Sync).
+// A failing second statement must leave the first one's row unwritten.
+func TestPostgresExecIsOneTransaction(t *testing.T) {
+	ctx := context.Background()
+	pg := testenv.PostgresT(t)
+	if err := pg.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseConfig(map[string]string{"connection.url": fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port),
+		"connection.username": pg.User})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := openPostgres(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	if _, err := d.conn.Exec(ctx, `CREATE TABLE a (id int PRIMARY KEY); CREATE TABLE b (id int PRIMARY KEY, v int NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	err = d.exec(ctx, []pgStatement{
+		{table: "a", sql: `INSERT INTO a VALUES (1)`},
+		{table: "b", sql: `INSERT INTO b VALUES (1, NULL)`},
+	})
+	if err == nil || !strings.Contains(err.Error(), "table b") {
+		t.Fatalf("exec error %v, want the NOT NULL violation of table b", err)
+	}
+	var n int
+	if err := d.conn.QueryRow(ctx, `SELECT count(*) FROM a`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("table a has %d rows after the transaction failed", n)
+	}
+	// And a good transaction commits both, on the same connection.
+	if err := d.exec(ctx, []pgStatement{{table: "a", sql: `INSERT INTO a VALUES (2)`}, {table: "b", sql: `INSERT INTO b VALUES (2, 3)`}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM a) + (SELECT count(*) FROM b)`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Fatalf("%d rows after the committed transaction, want 2", n)
+	}
+}
+
+// TestColsKeyReuse: plan's column set key is reused for rows of the same
+// topic and row schema only when their columns are the same names.
+func TestColsKeyReuse(t *testing.T) {
+	_, valS, _ := rowSchema()
+	cache := map[colsKeyID]string{}
+	a := &change{topic: "t", row: valS, cols: []field{{name: "id"}, {name: "name"}}}
+	b := &change{topic: "t", row: valS, cols: []field{{name: "name"}}}
+	c := &change{topic: "t", row: valS, cols: []field{{name: "id"}, {name: "nam"}}}
+	if k := colsKey(a, cache); k != "id\x00name\x00" {
+		t.Fatalf("key %q", k)
+	}
+	if k := colsKey(b, cache); k != "name\x00" {
+		t.Fatalf("different columns, same schema: key %q", k)
+	}
+	if k := colsKey(c, cache); k != "id\x00nam\x00" {
+		t.Fatalf("key %q", k)
+	}
+	if !sameCols("id\x00name\x00", a.cols) || sameCols("id\x00name\x00", b.cols) || sameCols("id\x00name\x00", c.cols) || sameCols("", a.cols) {
+		t.Fatal("sameCols")
+	}
+}
