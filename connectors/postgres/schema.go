@@ -145,6 +145,15 @@ func (ts *tableSchema) row(vals []any) *connect.Struct {
 	return st
 }
 
+// rowOwning is row for a vals slice that nothing else keeps (convert's
+// result): the struct takes it instead of a copy.
+func (ts *tableSchema) rowOwning(vals []any) *connect.Struct {
+	if len(vals) != len(ts.value.Fields) {
+		return ts.row(vals)
+	}
+	return &connect.Struct{Schema: ts.value, Values: vals}
+}
+
 // keyOf returns the key struct, or nil for a table without primary key.
 func (ts *tableSchema) keyOf(vals []any) *connect.Struct {
 	if ts.key == nil {
