@@ -334,10 +334,10 @@ func convert(conv connect.Converter, topic string, s *connect.Schema, v any, buf
 	if !ok || buf == nil {
 		return conv.FromConnect(topic, s, v)
 	}
-	p := recordBufferPool.Get().(*[]byte)
+	p := freeRecordBuffers.get()
 	out, err := ac.AppendFromConnect((*p)[:0], topic, s, v)
 	if err != nil || out == nil {
-		recordBufferPool.Put(p)
+		freeRecordBuffers.put(p)
 		return out, err
 	}
 	*p = out
@@ -345,15 +345,61 @@ func convert(conv connect.Converter, topic string, s *connect.Schema, v any, buf
 	return out, nil
 }
 
-// recordBufferPool holds the key and value buffers of records the producer
-// is done with. A buffer keeps the capacity of the largest record it held
-// (up to maxRecordBuffer), so a steady stream of records of one table
-// allocates nothing for its bytes.
-var recordBufferPool = sync.Pool{New: func() any { return new([]byte) }}
+// freeRecordBuffers holds the key and value buffers of records the
+// producer is done with. A buffer keeps the capacity of the largest record
+// it held, so a steady stream of records of one table allocates nothing for
+// its bytes. Unlike a sync.Pool, the list is bounded (recordBufferBudget
+// bytes of capacity, buffers up to maxRecordBuffer bytes each): what it
+// keeps adds to the heap the garbage collector paces itself on, and so to
+// the worker's peak RSS.
+var freeRecordBuffers = &bufferFreeList{budget: recordBufferBudget}
 
-// maxRecordBuffer is the largest buffer kept for reuse, in bytes; larger
-// records' buffers are left to the garbage collector.
-const maxRecordBuffer = 256 << 10
+const (
+	// recordBufferBudget is the most capacity, in bytes, kept for reuse:
+	// about 2000 JsonConverter change events of 3-4 KB.
+	recordBufferBudget = 8 << 20
+	// maxRecordBuffer is the largest buffer kept for reuse, in bytes;
+	// larger records' buffers are left to the garbage collector.
+	maxRecordBuffer = 256 << 10
+)
+
+// bufferFreeList is a bounded LIFO list of byte buffers, safe for
+// concurrent use (the poll loop takes, the producer's promises give back).
+type bufferFreeList struct {
+	mu     sync.Mutex
+	bufs   []*[]byte
+	bytes  int // capacity of the buffers in bufs
+	budget int
+}
+
+// get returns a kept buffer, or a new empty one.
+func (l *bufferFreeList) get() *[]byte {
+	l.mu.Lock()
+	if n := len(l.bufs); n > 0 {
+		p := l.bufs[n-1]
+		l.bufs[n-1] = nil
+		l.bufs = l.bufs[:n-1]
+		l.bytes -= cap(*p)
+		l.mu.Unlock()
+		return p
+	}
+	l.mu.Unlock()
+	return new([]byte)
+}
+
+// put keeps p for reuse when it fits the budget; otherwise p is dropped.
+func (l *bufferFreeList) put(p *[]byte) {
+	c := cap(*p)
+	if c == 0 || c > maxRecordBuffer {
+		return
+	}
+	l.mu.Lock()
+	if l.bytes+c <= l.budget {
+		l.bufs = append(l.bufs, p)
+		l.bytes += c
+	}
+	l.mu.Unlock()
+}
 
 // recordBuffers are the pooled buffers one produced record's key and value
 // were written into (nil: the record's own bytes).
@@ -366,8 +412,8 @@ func (b *recordBuffers) release() {
 		return
 	}
 	for _, p := range [2]*[]byte{b.key, b.value} {
-		if p != nil && cap(*p) <= maxRecordBuffer {
-			recordBufferPool.Put(p)
+		if p != nil {
+			freeRecordBuffers.put(p)
 		}
 	}
 	b.key, b.value = nil, nil
