@@ -154,6 +154,14 @@ func (ts *tableSchema) rowOwning(vals []any) *connect.Struct {
 	return &connect.Struct{Schema: ts.value, Values: vals}
 }
 
+// rowOwningOrNil is rowOwning, with nil for nil vals (no old tuple).
+func (ts *tableSchema) rowOwningOrNil(vals []any) *connect.Struct {
+	if vals == nil {
+		return nil
+	}
+	return ts.rowOwning(vals)
+}
+
 // keyOf returns the key struct, or nil for a table without primary key.
 func (ts *tableSchema) keyOf(vals []any) *connect.Struct {
 	if ts.key == nil {

@@ -349,7 +349,9 @@ func (s *streamer) change(ctx context.Context, it walItem) error {
 		txID: i64(int64(it.xid)), tsUsec: i64(it.commitTime.UnixMicro())}
 	switch it.op {
 	case envelope.OpCreate:
-		return s.emit(ctx, t.record(sch, it.op, nil, after, src, off), sch.table, lsn)
+		// before and after are this change's own (convertChange): the
+		// records' structs take them instead of copies.
+		return s.emit(ctx, t.recordOf(sch, it.op, nil, sch.rowOwningOrNil(after), after, src.build(), off.toMap()), sch.table, lsn)
 	case envelope.OpUpdate:
 		if before != nil && !sch.sameKey(before, after) {
 			// The key changed: Debezium's RelationalChangeRecordEmitter emits
@@ -364,9 +366,13 @@ func (s *streamer) change(ctx context.Context, it walItem) error {
 			}
 			return s.emit(ctx, cre, sch.table, lsn)
 		}
-		return s.emit(ctx, t.record(sch, it.op, before, after, src, off), sch.table, lsn)
+		keyVals := after
+		if keyVals == nil {
+			keyVals = before
+		}
+		return s.emit(ctx, t.recordOf(sch, it.op, sch.rowOwningOrNil(before), sch.rowOwningOrNil(after), keyVals, src.build(), off.toMap()), sch.table, lsn)
 	case envelope.OpDelete:
-		return s.emit(ctx, t.record(sch, it.op, before, nil, src, off), sch.table, lsn)
+		return s.emit(ctx, t.recordOf(sch, it.op, sch.rowOwningOrNil(before), nil, before, src.build(), off.toMap()), sch.table, lsn)
 	}
 	return nil
 }
