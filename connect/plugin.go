@@ -71,6 +71,17 @@ type Converter interface {
 	FromConnect(topic string, s *Schema, v any) ([]byte, error)
 }
 
+// AppendConverter is implemented by converters that can serialise into a
+// buffer the caller owns, so that a worker can reuse the buffers of records
+// Kafka has acknowledged instead of allocating one per record.
+// AppendFromConnect appends exactly the bytes FromConnect(topic, s, v)
+// returns to dst and returns the extended slice (dst's array when it has
+// the capacity). A tombstone (nil schema and nil value) returns nil, not
+// dst; errors are FromConnect's.
+type AppendConverter interface {
+	AppendFromConnect(dst []byte, topic string, s *Schema, v any) ([]byte, error)
+}
+
 // OffsetAlterer is implemented by source connectors that manage offsets
 // outside the offsets topic, as SourceConnector.alterOffsets (KIP-875).
 // AlterOffsets is called before the worker writes offsets (nil offset =

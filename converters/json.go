@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -32,7 +33,7 @@ type JSONConverter struct {
 	// reuse one *Schema per table, so this turns the largest part of each
 	// record into one copy.
 	cacheMu     sync.Mutex
-	schemaCache map[*connect.Schema][]byte
+	schemaCache map[*connect.Schema]*schemaEntry
 	// keyCache holds, per struct schema, each field's `"name":` as
 	// writeString writes it (bench/mysql: escaping the field names of
 	// every struct of every record was a fifth of writeValue's time).
@@ -64,25 +65,35 @@ func (c *JSONConverter) fieldKeys(s *connect.Schema) []string {
 	return keys
 }
 
+// schemaEntry is the serialised JSON of one schema and the size of the
+// last record written with it.
+type schemaEntry struct {
+	json []byte
+	// last is the length in bytes of the last record written with this
+	// schema: a buffer is grown to it (plus a margin) once, instead of
+	// doubling while the record is written.
+	last atomic.Int64
+}
+
 const schemaCacheSize = 1000
 
-func (c *JSONConverter) schemaJSON(s *connect.Schema) []byte {
+func (c *JSONConverter) schemaJSON(s *connect.Schema) *schemaEntry {
 	c.cacheMu.Lock()
-	b, ok := c.schemaCache[s]
+	e, ok := c.schemaCache[s]
 	c.cacheMu.Unlock()
 	if ok {
-		return b
+		return e
 	}
 	var buf bytes.Buffer
 	c.writeSchema(&buf, s, "")
-	b = buf.Bytes()
+	e = &schemaEntry{json: buf.Bytes()}
 	c.cacheMu.Lock()
 	if c.schemaCache == nil || len(c.schemaCache) >= schemaCacheSize {
-		c.schemaCache = make(map[*connect.Schema][]byte)
+		c.schemaCache = make(map[*connect.Schema]*schemaEntry)
 	}
-	c.schemaCache[s] = b
+	c.schemaCache[s] = e
 	c.cacheMu.Unlock()
-	return b
+	return e
 }
 
 var _ connect.Converter = (*JSONConverter)(nil)
@@ -124,30 +135,65 @@ func (c *JSONConverter) FromConnect(_ string, s *connect.Schema, v any) ([]byte,
 	b := scratchBuffers.Get().(*bytes.Buffer)
 	defer releaseScratch(b)
 	b.Reset()
-	if c.SchemasEnable {
-		var sj []byte
-		if s != nil {
-			sj = c.schemaJSON(s)
-		}
-		b.Grow(len(sj) + 512)
-		b.WriteString(`{"schema":`)
-		if s == nil {
-			b.WriteString("null")
-		} else {
-			b.Write(sj)
-		}
-		b.WriteString(`,"payload":`)
-	}
-	if err := c.writeValue(b, s, v); err != nil {
+	if err := c.write(b, s, v); err != nil {
 		return nil, err
-	}
-	if c.SchemasEnable {
-		b.WriteByte('}')
 	}
 	// The record keeps an exact-size copy (no zeroing, no spare capacity
 	// held by the producer's buffer until it is acknowledged); the
 	// scratch buffer goes back to the pool.
 	return bytes.Clone(b.Bytes()), nil
+}
+
+var _ connect.AppendConverter = (*JSONConverter)(nil)
+
+// AppendFromConnect appends the bytes FromConnect returns to dst
+// (connect.AppendConverter): a worker that recycles the buffers of
+// acknowledged records writes each record once, with no copy and no
+// allocation once its buffers have grown to the records' size.
+func (c *JSONConverter) AppendFromConnect(dst []byte, _ string, s *connect.Schema, v any) ([]byte, error) {
+	if s == nil && v == nil {
+		return nil, nil
+	}
+	b := bytes.NewBuffer(dst)
+	if err := c.write(b, s, v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// write writes the record of v to b: {"schema":...,"payload":...} with
+// schemas.enable, else the payload alone.
+func (c *JSONConverter) write(b *bytes.Buffer, s *connect.Schema, v any) error {
+	if c.SchemasEnable {
+		var e *schemaEntry
+		if s != nil {
+			e = c.schemaJSON(s)
+		}
+		start := b.Len()
+		if e != nil {
+			// Room for a record like the last one of this schema, so
+			// that the buffer (which the record may keep) is sized once.
+			if need := int(max(e.last.Load()+e.last.Load()/8, int64(len(e.json))+512)); b.Available() < need {
+				b.Grow(need)
+			}
+		}
+		b.WriteString(`{"schema":`)
+		if s == nil {
+			b.WriteString("null")
+		} else {
+			b.Write(e.json)
+		}
+		b.WriteString(`,"payload":`)
+		if err := c.writeValue(b, s, v); err != nil {
+			return err
+		}
+		b.WriteByte('}')
+		if e != nil {
+			e.last.Store(int64(b.Len() - start))
+		}
+		return nil
+	}
+	return c.writeValue(b, s, v)
 }
 
 // scratchBuffers hold the record being written; a buffer keeps the
@@ -420,7 +466,7 @@ func toInt64(v any) (int64, bool) {
 
 func writeBase64(b *bytes.Buffer, raw []byte) {
 	b.WriteByte('"')
-	b.WriteString(base64.StdEncoding.EncodeToString(raw))
+	b.Write(base64.StdEncoding.AppendEncode(b.AvailableBuffer(), raw))
 	b.WriteByte('"')
 }
 

@@ -139,8 +139,8 @@ func fetchBatches(t *testing.T, broker, topic string) []recordBatch {
 // producer.override.compression.type and max.request.size reach the
 // task's producer: the broker stores gzip batches for one connector,
 // uncompressed ones for another (Kafka Connect's default, which the
-// embedded broker's lz4 default yields to) and batches of at most 512
-// bytes for a third, where the worker's own producer writes lz4 batches
+// embedded broker's snappy default yields to) and batches of at most 512
+// bytes for a third, where the worker's own producer writes snappy batches
 // (the embedded broker's default, Herder.defaultCompression) of up to 100
 // records.
 func TestProducerOverridesReachTheTaskProducer(t *testing.T) {
@@ -183,9 +183,9 @@ func TestProducerOverridesReachTheTaskProducer(t *testing.T) {
 	check("ov-gzipped", func(b recordBatch) bool { return b.codec == 1 }, "gzip")
 	check("ov-none", func(b recordBatch) bool { return b.codec == 0 }, "uncompressed")
 	check("ov-small", func(b recordBatch) bool { return b.size <= 512 }, "at most 512 bytes")
-	// The control: the worker's producer compresses with lz4 (embedded
+	// The control: the worker's producer compresses with snappy (embedded
 	// broker) and does not split.
-	check("ov-plain", func(b recordBatch) bool { return b.codec == 3 }, "lz4")
+	check("ov-plain", func(b recordBatch) bool { return b.codec == 2 }, "snappy")
 	if bs := fetchBatches(t, kafka, "ov-none"); bs[0].size <= 512 {
 		t.Errorf("control batch of %d bytes: the 512-byte check above proves nothing", bs[0].size)
 	}

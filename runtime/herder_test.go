@@ -208,6 +208,27 @@ func TestHerderRunsSourceAndResumesFromStoredOffset(t *testing.T) {
 	}
 }
 
+// The producer path writes keys and values into pooled buffers and reuses a
+// buffer only after Kafka acknowledged its record (source_task.go,
+// recordBuffers): every one of 20000 records, of growing lengths, reads back
+// as exactly the bytes JsonConverter writes for it (a buffer reused too
+// early would show another record's bytes).
+func TestSourceRecordBuffersReusedOnlyAfterAck(t *testing.T) {
+	kafka := freeAddr(t)
+	w := startTestWorker(t, t.TempDir(), kafka, &counterShared{})
+	defer w.Close()
+	const n = 20000
+	if _, err := w.Herder.CreateConnector(context.Background(), "counter", map[string]string{"connector.class": "test.CounterSource", "topic": "numbers", "count": fmt.Sprint(n)}); err != nil {
+		t.Fatal(err)
+	}
+	got := consumeAll(t, kafka, "numbers", n)
+	for i, v := range got {
+		if want := fmt.Sprintf(`{"schema":{"type":"string","optional":false},"payload":"record-%d"}`, i); v != want {
+			t.Fatalf("record %d: %s, want %s", i, v, want)
+		}
+	}
+}
+
 // A task whose Start fails is FAILED with the cause in its trace, the
 // worker keeps going, and a restart after the cause is fixed recovers.
 func TestHerderFailedTaskAndRestart(t *testing.T) {

@@ -53,6 +53,8 @@ type workerSourceTask struct {
 
 	topicsMu sync.Mutex
 	seen     map[string]bool
+	// lastTopic is the topic of the last record converted: known to exist.
+	lastTopic string
 
 	submitted *submittedRecords
 	flushMu   sync.Mutex
@@ -245,13 +247,17 @@ func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord) 
 	if rec == nil {
 		return nil
 	}
-	kr, err := w.toKafka(ctx, rec)
+	var bufs recordBuffers
+	kr, err := w.toKafka(ctx, rec, &bufs)
 	if err != nil {
 		return err
 	}
 	sr := w.submitted.submit(rec.SourcePartition, rec.SourceOffset)
 	w.metrics.Sent()
 	w.producer.Produce(ctx, kr, func(_ *kgo.Record, err error) {
+		// The producer is done with the record's bytes (acknowledged or
+		// failed for good): its buffers serve the next records.
+		bufs.release()
 		w.metrics.Acked(sourceTs, err)
 		if err != nil {
 			w.produceErrOnce.Do(func() {
@@ -283,18 +289,33 @@ func (w *workerSourceTask) transform(rec *connect.SourceRecord) (*connect.Source
 	return out, nil
 }
 
-// toKafka converts rec and makes sure its topic exists.
-func (w *workerSourceTask) toKafka(ctx context.Context, rec *connect.SourceRecord) (*kgo.Record, error) {
-	key, err := w.keyConv.FromConnect(rec.Topic, rec.KeySchema, rec.Key)
+// toKafka converts rec and makes sure its topic exists. With bufs, a
+// converter that can append (connect.AppendConverter) writes into pooled
+// buffers that bufs then holds; the caller releases them once the producer
+// is done with the record. With nil bufs every record gets its own bytes.
+func (w *workerSourceTask) toKafka(ctx context.Context, rec *connect.SourceRecord, bufs *recordBuffers) (*kgo.Record, error) {
+	var keyBuf, valBuf **[]byte
+	if bufs != nil {
+		keyBuf, valBuf = &bufs.key, &bufs.value
+	}
+	key, err := convert(w.keyConv, rec.Topic, rec.KeySchema, rec.Key, keyBuf)
 	if err != nil {
+		bufs.release()
 		return nil, &TaskError{Task: w.id, Stage: StageKeyConverter, Err: fmt.Errorf("converting key of a record for %s: %w", rec.Topic, err)}
 	}
-	val, err := w.valConv.FromConnect(rec.Topic, rec.ValueSchema, rec.Value)
+	val, err := convert(w.valConv, rec.Topic, rec.ValueSchema, rec.Value, valBuf)
 	if err != nil {
+		bufs.release()
 		return nil, &TaskError{Task: w.id, Stage: StageValueConverter, Err: fmt.Errorf("converting value of a record for %s: %w", rec.Topic, err)}
 	}
-	if err := w.topics.ensure(ctx, rec.Topic, w.topicCreation); err != nil {
-		return nil, &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: err}
+	// Records of a task mostly go to the topic of the previous one: that
+	// one is known to exist without asking the shared topic creator.
+	if rec.Topic != w.lastTopic {
+		if err := w.topics.ensure(ctx, rec.Topic, w.topicCreation); err != nil {
+			bufs.release()
+			return nil, &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: err}
+		}
+		w.lastTopic = rec.Topic
 	}
 	kr := &kgo.Record{Topic: rec.Topic, Key: key, Value: val, Timestamp: rec.Timestamp}
 	if rec.Partition != nil {
@@ -304,6 +325,98 @@ func (w *workerSourceTask) toKafka(ctx context.Context, rec *connect.SourceRecor
 		kr.Headers = append(kr.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
 	}
 	return kr, nil
+}
+
+// convert serialises v with conv. With buf and an AppendConverter the
+// bytes are written into a pooled buffer whose owner is then *buf.
+func convert(conv connect.Converter, topic string, s *connect.Schema, v any, buf **[]byte) ([]byte, error) {
+	ac, ok := conv.(connect.AppendConverter)
+	if !ok || buf == nil {
+		return conv.FromConnect(topic, s, v)
+	}
+	p := freeRecordBuffers.get()
+	out, err := ac.AppendFromConnect((*p)[:0], topic, s, v)
+	if err != nil || out == nil {
+		freeRecordBuffers.put(p)
+		return out, err
+	}
+	*p = out
+	*buf = p
+	return out, nil
+}
+
+// freeRecordBuffers holds the key and value buffers of records the
+// producer is done with. A buffer keeps the capacity of the largest record
+// it held, so a steady stream of records of one table allocates nothing for
+// its bytes. Unlike a sync.Pool, the list is bounded (recordBufferBudget
+// bytes of capacity, buffers up to maxRecordBuffer bytes each): what it
+// keeps adds to the heap the garbage collector paces itself on, and so to
+// the worker's peak RSS.
+var freeRecordBuffers = &bufferFreeList{budget: recordBufferBudget}
+
+const (
+	// recordBufferBudget is the most capacity, in bytes, kept for reuse:
+	// about 2000 JsonConverter change events of 3-4 KB.
+	recordBufferBudget = 8 << 20
+	// maxRecordBuffer is the largest buffer kept for reuse, in bytes;
+	// larger records' buffers are left to the garbage collector.
+	maxRecordBuffer = 256 << 10
+)
+
+// bufferFreeList is a bounded LIFO list of byte buffers, safe for
+// concurrent use (the poll loop takes, the producer's promises give back).
+type bufferFreeList struct {
+	mu     sync.Mutex
+	bufs   []*[]byte
+	bytes  int // capacity of the buffers in bufs
+	budget int
+}
+
+// get returns a kept buffer, or a new empty one.
+func (l *bufferFreeList) get() *[]byte {
+	l.mu.Lock()
+	if n := len(l.bufs); n > 0 {
+		p := l.bufs[n-1]
+		l.bufs[n-1] = nil
+		l.bufs = l.bufs[:n-1]
+		l.bytes -= cap(*p)
+		l.mu.Unlock()
+		return p
+	}
+	l.mu.Unlock()
+	return new([]byte)
+}
+
+// put keeps p for reuse when it fits the budget; otherwise p is dropped.
+func (l *bufferFreeList) put(p *[]byte) {
+	c := cap(*p)
+	if c == 0 || c > maxRecordBuffer {
+		return
+	}
+	l.mu.Lock()
+	if l.bytes+c <= l.budget {
+		l.bufs = append(l.bufs, p)
+		l.bytes += c
+	}
+	l.mu.Unlock()
+}
+
+// recordBuffers are the pooled buffers one produced record's key and value
+// were written into (nil: the record's own bytes).
+type recordBuffers struct{ key, value *[]byte }
+
+// release gives the buffers back to the pool; the record's Key and Value
+// must not be read afterwards. Nil-safe.
+func (b *recordBuffers) release() {
+	if b == nil {
+		return
+	}
+	for _, p := range [2]*[]byte{b.key, b.value} {
+		if p != nil {
+			freeRecordBuffers.put(p)
+		}
+	}
+	b.key, b.value = nil, nil
 }
 
 // recordActiveTopic reports topic once per task (WorkerSourceTask's

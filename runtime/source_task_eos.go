@@ -112,7 +112,7 @@ func (w *workerSourceTask) commitTransaction(ctx context.Context, recs []*connec
 			return err
 		}
 		if out != nil { // a dropped record still moves its partition's offset
-			kr, err := w.toKafka(ctx, out)
+			kr, err := w.toKafka(ctx, out, nil)
 			if err != nil {
 				w.abort()
 				return err

@@ -3,6 +3,7 @@ package postgres
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -297,6 +298,22 @@ func tupleCells(rel *pglogrepl.RelationMessage, t *pglogrepl.TupleData) ([]cell,
 			rel.Namespace, rel.RelationName, len(t.Columns), len(rel.Columns))
 	}
 	cells := make([]cell, len(t.Columns))
+	// One string holds every text value of the tuple (the message's bytes
+	// are reused by the next receive); the cells' texts are slices of it.
+	size := 0
+	for _, c := range t.Columns {
+		if c.DataType == pglogrepl.TupleDataTypeText {
+			size += len(c.Data)
+		}
+	}
+	var all strings.Builder
+	all.Grow(size)
+	for _, c := range t.Columns {
+		if c.DataType == pglogrepl.TupleDataTypeText {
+			all.Write(c.Data)
+		}
+	}
+	text, pos := all.String(), 0
 	for i, c := range t.Columns {
 		switch c.DataType {
 		case pglogrepl.TupleDataTypeNull:
@@ -304,7 +321,8 @@ func tupleCells(rel *pglogrepl.RelationMessage, t *pglogrepl.TupleData) ([]cell,
 		case pglogrepl.TupleDataTypeToast:
 			cells[i].unchanged = true
 		case pglogrepl.TupleDataTypeText:
-			cells[i].text = string(c.Data)
+			cells[i].text = text[pos : pos+len(c.Data)]
+			pos += len(c.Data)
 		case pglogrepl.TupleDataTypeBinary:
 			return nil, fmt.Errorf("postgres: binary tuple data is not supported")
 		default:

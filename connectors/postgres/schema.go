@@ -149,6 +149,23 @@ func (ts *tableSchema) row(vals []any) *connect.Struct {
 	return st
 }
 
+// rowOwning is row for a vals slice that nothing else keeps (convert's
+// result): the struct takes it instead of a copy.
+func (ts *tableSchema) rowOwning(vals []any) *connect.Struct {
+	if len(vals) != len(ts.value.Fields) {
+		return ts.row(vals)
+	}
+	return &connect.Struct{Schema: ts.value, Values: vals}
+}
+
+// rowOwningOrNil is rowOwning, with nil for nil vals (no old tuple).
+func (ts *tableSchema) rowOwningOrNil(vals []any) *connect.Struct {
+	if vals == nil {
+		return nil
+	}
+	return ts.rowOwning(vals)
+}
+
 // keyOf returns the key struct, or nil for a table without primary key.
 func (ts *tableSchema) keyOf(vals []any) *connect.Struct {
 	if ts.key == nil {

@@ -282,6 +282,14 @@ func (t *Task) readTable(ctx context.Context, rtx pgx.Tx, reader int, st *snapsh
 	var colIdx []int // result column → table column
 	n := 0
 	var pending *connect.SourceRecord // this table's previous row
+	// The table's rows share their source block (but for the snapshot
+	// marker, which mark sets on each row's own copy) and their offset: both
+	// are built once. Nothing changes the shared offset map (the snapshot's
+	// last record gets a map of its own).
+	srcTmpl := sourceTemplate(src.values())
+	offMap := base.toMap()
+	cells := make([]cell, len(cols)) // reused: convert keeps no cell
+	var rowText []byte
 	mark := func(r *connect.SourceRecord, first, last bool) {
 		m := snapTrue
 		switch {
@@ -319,13 +327,21 @@ func (t *Task) readTable(ctx context.Context, rtx pgx.Tx, reader int, st *snapsh
 		got := 0
 		for rows.Next() {
 			got++
-			cells := make([]cell, len(cols))
-			for i := range cells {
-				cells[i].null = true
+			// One string per row: the cells' texts are slices of it.
+			raw := rows.RawValues()
+			rowText = rowText[:0]
+			for _, b := range raw {
+				rowText = append(rowText, b...)
 			}
-			for i, b := range rows.RawValues() {
+			text := string(rowText)
+			for i := range cells {
+				cells[i] = cell{null: true}
+			}
+			pos := 0
+			for i, b := range raw {
 				if b != nil {
-					cells[colIdx[i]] = cell{text: string(b)}
+					cells[colIdx[i]] = cell{text: text[pos : pos+len(b)]}
+					pos += len(b)
 				}
 			}
 			vals, err := st.sch.convert(cells)
@@ -333,7 +349,7 @@ func (t *Task) readTable(ctx context.Context, rtx pgx.Tx, reader int, st *snapsh
 				rows.Close()
 				return err
 			}
-			r := t.record(st.sch, envelope.OpRead, nil, vals, src, base)
+			r := t.recordOf(st.sch, envelope.OpRead, nil, st.sch.rowOwning(vals), vals, srcTmpl.build(), offMap)
 			st.counter.rows.Add(1)
 			if pending != nil {
 				mark(pending, n == 1, false)

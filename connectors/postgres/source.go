@@ -88,6 +88,11 @@ func sequence(lastCommit, lsn *int64) string {
 // build makes the source struct. It is on the hot path (one per event), so
 // it fills the values in sourceSchema's field order instead of by name.
 func (s sourceInfo) build() *connect.Struct {
+	return &connect.Struct{Schema: sourceSchema, Values: s.values()}
+}
+
+// values returns the source block's field values in sourceSchema's order.
+func (s sourceInfo) values() []any {
 	us := s.ts.UnixMicro()
 	var txID, lsn any
 	if s.txID != nil {
@@ -96,9 +101,18 @@ func (s sourceInfo) build() *connect.Struct {
 	if s.lsn != nil {
 		lsn = *s.lsn
 	}
-	return &connect.Struct{Schema: sourceSchema, Values: []any{
+	return []any{
 		DebeziumVersion, "postgresql", s.server, us / 1000, s.snapshot, s.db,
 		sequence(s.lastCommitLSN, s.lsn), us, us * 1000, s.schema, s.table,
 		txID, lsn, nil, nil, nil,
-	}}
+	}
+}
+
+// sourceTemplate is the source block of events that share one sourceInfo
+// (the rows of one table's snapshot), boxed once: build gives each event its
+// own copy of the values, so that each can carry its own snapshot marker.
+type sourceTemplate []any
+
+func (tmpl sourceTemplate) build() *connect.Struct {
+	return &connect.Struct{Schema: sourceSchema, Values: append([]any(nil), tmpl...)}
 }

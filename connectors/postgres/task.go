@@ -797,7 +797,6 @@ func (t *Task) closeConns() {
 
 // record builds the SourceRecord of one change.
 func (t *Task) record(ts *tableSchema, op string, before, after []any, src sourceInfo, off offset) *connect.SourceRecord {
-	now := t.now()
 	var b, a *connect.Struct
 	if before != nil {
 		b = ts.row(before)
@@ -809,12 +808,21 @@ func (t *Task) record(ts *tableSchema, op string, before, after []any, src sourc
 	if keyVals == nil {
 		keyVals = before
 	}
+	return t.recordOf(ts, op, b, a, keyVals, src.build(), off.toMap())
+}
+
+// recordOf builds the SourceRecord of one change from its before and after
+// rows (either may be nil), the values its key is taken from (in value
+// field order), its source block and its source offset. The record owns
+// none of them exclusively: callers that share source or offset between
+// records must not change them afterwards.
+func (t *Task) recordOf(ts *tableSchema, op string, before, after *connect.Struct, keyVals []any, source *connect.Struct, offset map[string]any) *connect.SourceRecord {
 	r := &connect.SourceRecord{
 		SourcePartition: t.partition,
-		SourceOffset:    off.toMap(),
+		SourceOffset:    offset,
 		Topic:           ts.topic,
 		ValueSchema:     ts.envelope,
-		Value:           envelope.Value(ts.envelope, op, b, a, src.build(), now),
+		Value:           envelope.Value(ts.envelope, op, before, after, source, t.now()),
 	}
 	if ts.key != nil {
 		r.KeySchema, r.Key = ts.key, ts.keyOf(keyVals)
