@@ -75,7 +75,7 @@ func topics(args []string) error {
 		}
 		var werr error
 		fs.EachRecord(func(r *kgo.Record) {
-			if werr != nil {
+			if werr != nil || (*maxRecords > 0 && n >= *maxRecords) {
 				return
 			}
 			werr = enc.Encode(struct {
