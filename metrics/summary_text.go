@@ -62,7 +62,7 @@ func (s Summary) WriteText(w io.Writer) error {
 		}
 		for _, tr := range traces {
 			if tr != "" {
-				fmt.Fprintf(w, "%s: trace: %s\n", c.Name, strings.SplitN(tr, "\n", 2)[0])
+				fmt.Fprintf(w, "%s: trace: %s\n", c.Name, traceSummary(tr))
 			}
 		}
 	}
@@ -70,4 +70,24 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintln(w, "no connectors")
 	}
 	return nil
+}
+
+// traceSummary is a trace's message without its stack: the first line and
+// the continuation lines up to the first stack frame ("\tat …"), at most
+// five, joined by " / ". A Java trace keeps its exception line; a Go error
+// wrapped over several lines (pgx puts the server's reason on the last one)
+// keeps its cause.
+func traceSummary(tr string) string {
+	lines := strings.Split(strings.TrimSpace(tr), "\n")
+	out := []string{strings.TrimSpace(lines[0])}
+	for _, l := range lines[1:] {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, "at ") || len(out) == 5 {
+			break
+		}
+		if l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, " / ")
 }

@@ -607,11 +607,14 @@ func (h *Herder) pluginVersionLocked(name string) string {
 	if !ok || st.config == nil {
 		return ""
 	}
-	f, _, ok := h.plugins.Source(st.config["connector.class"])
-	if !ok {
-		return ""
+	class := st.config["connector.class"]
+	if f, _, ok := h.plugins.Source(class); ok {
+		return f().Version()
 	}
-	return f().Version()
+	if f, _, ok := h.plugins.Sink(class); ok {
+		return f().Version()
+	}
+	return ""
 }
 func taskStatusKey(id TaskID) string {
 	return fmt.Sprintf("status-task-%s-%d", id.Connector, id.Task)

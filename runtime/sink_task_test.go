@@ -164,6 +164,10 @@ func TestSinkTaskRetriesPutAndCommitsAfterFlush(t *testing.T) {
 	if st.Type != "sink" || st.Tasks[0].State != StateRunning {
 		t.Fatalf("status %+v", st)
 	}
+	// KIP-891: a sink's statuses carry its plugin's version too.
+	if st.Connector.Version != "test" || st.Tasks[0].Version != "test" {
+		t.Fatalf("sink status versions %q / %q, want test", st.Connector.Version, st.Tasks[0].Version)
+	}
 	// The sink's metrics: each record read once and put once, although two
 	// Puts failed (sink-record-send-total counts a batch when Put returned,
 	// WorkerSinkTask.deliverMessages); consumer lag 0 once all are polled.

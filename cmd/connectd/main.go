@@ -1,7 +1,8 @@
 // Command connectd is the connectd worker and its tools.
 //
 //	connectd [run] [--config worker.properties] [-o key=value]...
-//	connectd topics tail TOPIC [--from-beginning] [--config ...] [-o ...]
+//	connectd topics tail TOPIC [--from-beginning] [--max-records N] [--config ...] [-o ...]
+//	connectd status [--url http://host:8083]
 //	connectd version
 package main
 
@@ -49,11 +50,23 @@ func main() {
 	default:
 		err = fmt.Errorf("unknown command %q (want run, topics, status, version)", cmd)
 	}
+	if errors.Is(err, flag.ErrHelp) {
+		// The flag set printed its flags; name the other commands.
+		fmt.Fprint(os.Stderr, usage)
+		return
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "connectd:", err)
 		os.Exit(1)
 	}
 }
+
+const usage = `commands:
+  connectd [run] [--config worker.properties] [-o key=value]...
+  connectd topics tail TOPIC [--from-beginning] [--max-records N] [--config ...] [-o ...]
+  connectd status [--url http://host:8083]
+  connectd version
+`
 
 func workerFlags(name string) (*flag.FlagSet, *string, *multiFlag) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)

@@ -9,13 +9,16 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/connectd/connectd/converters"
 	"github.com/connectd/connectd/runtime"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // topics implements "connectd topics tail TOPIC [--from-beginning]": it
 // prints each record as one JSON line {"topic","partition","offset","key","value"},
-// embedding key and value as JSON when they are JSON, else as strings.
+// embedding key and value as JSON when they are JSON, Confluent-framed Avro
+// decoded with the schema registry and written as JsonConverter does (with
+// schemas), else as strings.
 func topics(args []string) error {
 	if len(args) == 0 || args[0] != "tail" {
 		return fmt.Errorf("usage: connectd topics tail TOPIC [--from-beginning] [--config FILE] [-o key=value]")
@@ -62,6 +65,7 @@ func topics(args []string) error {
 	defer cl.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	dec := newRecordDecoder(cfg)
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetEscapeHTML(false)
 	n := 0
@@ -75,7 +79,7 @@ func topics(args []string) error {
 		}
 		var werr error
 		fs.EachRecord(func(r *kgo.Record) {
-			if werr != nil {
+			if werr != nil || (*maxRecords > 0 && n >= *maxRecords) {
 				return
 			}
 			werr = enc.Encode(struct {
@@ -84,7 +88,7 @@ func topics(args []string) error {
 				Offset    int64  `json:"offset"`
 				Key       any    `json:"key"`
 				Value     any    `json:"value"`
-			}{r.Topic, r.Partition, r.Offset, asJSON(r.Key), asJSON(r.Value)})
+			}{r.Topic, r.Partition, r.Offset, dec(r.Topic, r.Key), dec(r.Topic, r.Value)})
 			n++
 		})
 		if werr != nil {
@@ -93,6 +97,36 @@ func topics(args []string) error {
 		if *maxRecords > 0 && n >= *maxRecords {
 			return nil
 		}
+	}
+}
+
+// newRecordDecoder returns asJSON, extended to Avro in Confluent's wire
+// format when a schema registry is known: value.converter.schema.registry.url,
+// else the worker's embedded one (schema.registry.listener).
+func newRecordDecoder(cfg runtime.WorkerConfig) func(topic string, b []byte) any {
+	url := strings.TrimSpace(cfg.Get("value.converter.schema.registry.url"))
+	if url == "" {
+		if l := strings.TrimSpace(cfg.Get("schema.registry.listener")); l != "" {
+			url = "http://" + l
+		}
+	}
+	if url == "" {
+		return func(_ string, b []byte) any { return asJSON(b) }
+	}
+	avro := converters.NewAvroConverter()
+	if err := avro.Configure(map[string]string{"schema.registry.url": url}, false); err != nil {
+		return func(_ string, b []byte) any { return asJSON(b) }
+	}
+	js := converters.NewJSONConverter()
+	return func(topic string, b []byte) any {
+		if len(b) >= 5 && b[0] == 0 && !json.Valid(b) {
+			if s, v, err := avro.ToConnect(topic, b); err == nil {
+				if out, err := js.FromConnect(topic, s, v); err == nil {
+					return json.RawMessage(out)
+				}
+			}
+		}
+		return asJSON(b)
 	}
 }
 
