@@ -28,7 +28,8 @@ RUN mkdir -p /out && if [ -x .prebuilt/connectd ]; then cp .prebuilt/connectd /o
     else go build -trimpath -ldflags='-s -w' -o /out/connectd ./cmd/connectd; fi
 
 FROM ${BASE_IMAGE}
-RUN useradd --system --uid 10001 --user-group --home-dir /var/lib/connectd --create-home connectd
+RUN useradd --system --uid 10001 --user-group --home-dir /var/lib/connectd --create-home connectd && \
+    mkdir -p /var/lib/connectd/data && chown -R connectd:connectd /var/lib/connectd
 COPY --from=build /out/connectd /usr/local/bin/connectd
 # Worker properties as CONNECTD_* variables (CONNECTD_DATA_DIR -> data.dir);
 # listen on every interface inside the container.

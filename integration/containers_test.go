@@ -175,4 +175,3 @@ func TestContainerMariaDBSIGKILLMidStream(t *testing.T) {
 func TestContainerJdbcSinkConvergesAfterSIGKILL(t *testing.T) {
 	testJdbcSinkConverges(t, startPostgresContainer(t), startMariaDBContainer(t, "target"), 200)
 }
-

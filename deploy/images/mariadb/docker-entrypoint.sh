@@ -15,7 +15,9 @@ if [ "$1" = mariadbd ] && [ ! -d /var/lib/mysql/mysql ]; then
   q() { mariadb -uroot -S "$sock" --batch "$@"; }
   {
     echo "SET @@SESSION.SQL_LOG_BIN=0;"
-    echo "DELETE FROM mysql.user WHERE user='';"
+    # mariadb-install-db's other root and anonymous accounts (password-less;
+    # root@127.0.0.1 would shadow root@'%' for TCP on loopback).
+    echo "DROP USER IF EXISTS ''@'localhost', ''@'${HOSTNAME}', 'root'@'127.0.0.1', 'root'@'::1', 'root'@'${HOSTNAME}';"
     echo "CREATE USER IF NOT EXISTS 'root'@'%' IDENTIFIED BY '${MARIADB_ROOT_PASSWORD:-}';"
     echo "GRANT ALL ON *.* TO 'root'@'%' WITH GRANT OPTION;"
     echo "ALTER USER 'root'@'localhost' IDENTIFIED BY '${MARIADB_ROOT_PASSWORD:-}';"
