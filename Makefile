@@ -4,7 +4,7 @@ SHELL   := /bin/bash
 GO      ?= go
 BIN     := bin/connectd
 
-.PHONY: all build demo test setup setup-demo bench vet clean screenshot
+.PHONY: all build demo test setup setup-demo bench vet clean screenshot images compose-smoke
 
 all: build
 
@@ -22,12 +22,31 @@ setup-demo:
 setup:
 	@bash scripts/setup.sh test
 
-# Every test, against real PostgreSQL 15 (and later MariaDB and Kafka).
+# Every test, against real PostgreSQL 15, MariaDB and Kafka. When Docker is
+# usable (scripts/setup.sh installs and starts it as root), also the
+# testcontainers-go suite (-tags docker: integration/containers_test.go),
+# with the local images of scripts/images.sh (cached: a second run builds
+# nothing).
 test: setup build vet
-	$(GO) test -count=1 -timeout 20m ./...
+	@tags=; if docker info >/dev/null 2>&1; then \
+	  env=$$(bash scripts/images.sh db) || exit 1; eval "$$env"; tags="-tags docker"; \
+	else echo "make test: Docker is not usable, so the testcontainers suite (-tags docker) does not run"; fi; \
+	set -x; $(GO) test -count=1 -timeout 20m $$tags ./...
 
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags docker ./integration/
+
+# The images docker-compose.yml and the testcontainers suite use, built from
+# Debian's packages (no registry needed); prints the image variables:
+#   eval "$$(scripts/images.sh all)"
+images:
+	@bash scripts/images.sh all
+
+# docker-compose.yml up with the local images, the example connectors
+# registered, change events seen, Prometheus scraping; then torn down.
+compose-smoke: setup
+	@bash scripts/compose-smoke.sh
 
 # Benchmarks: Go micro-benchmarks, then the PostgreSQL connector end to end
 # against COPY / pg_recvlogical, and the MariaDB connector against the

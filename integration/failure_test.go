@@ -9,14 +9,19 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/connectd/connectd/internal/testenv"
 )
 
 // DESIGN.md invariant 1 and 4: SIGKILL the worker mid-stream, keep writing
 // while it is down, restart it on the same data dir: every change arrives,
 // in order per key; duplicates only as a replay of a suffix (at-least-once).
-func TestSIGKILLMidStreamLosesNothing(t *testing.T) {
+func TestSIGKILLMidStreamLosesNothing(t *testing.T) { testSIGKILLMidStream(t, startInventory(t)) }
+
+// testSIGKILLMidStream runs TestSIGKILLMidStreamLosesNothing against pg, a
+// server with the inventory database (a local process or a container).
+func testSIGKILLMidStream(t *testing.T, pg *testenv.Postgres) {
 	ctx := context.Background()
-	pg := startInventory(t)
 	mustExec(t, pg, `CREATE TABLE inventory.counters (id int PRIMARY KEY, v int NOT NULL)`)
 	d := newDaemon(t)
 	d.start()

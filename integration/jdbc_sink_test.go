@@ -80,17 +80,24 @@ const itemsRowMaria = "SELECT CONCAT(id,'|',name,'|',qty,'|',price,'|',coalesce(
 // transaction (no loss) and its upserts/deletes are idempotent (replays
 // after the kills change nothing).
 func TestJdbcSinkConvergesAfterSIGKILL(t *testing.T) {
+	maria := testenv.MariaDBT(t)
+	if err := maria.CreateDatabase(context.Background(), "target"); err != nil {
+		t.Fatal(err)
+	}
+	testJdbcSinkConverges(t, startInventory(t), maria, 1000)
+}
+
+// testJdbcSinkConverges runs TestJdbcSinkConvergesAfterSIGKILL's workload of
+// 10*per100 changes (3, 4 and 3 tenths, a SIGKILL after the first two)
+// from pg's inventory database into pg's databases target and flat (created
+// here) and into maria's database target (which must exist).
+func testJdbcSinkConverges(t *testing.T, pg *testenv.Postgres, maria *testenv.MariaDB, per100 int) {
 	ctx := context.Background()
-	pg := startInventory(t)
 	mustExec(t, pg, `CREATE TABLE inventory.items (id int PRIMARY KEY, name text NOT NULL, qty int NOT NULL, price numeric(10,2) NOT NULL, note text)`)
 	for _, db := range []string{"target", "flat"} {
 		if err := pg.CreateDatabase(ctx, db); err != nil {
 			t.Fatal(err)
 		}
-	}
-	maria := testenv.MariaDBT(t)
-	if err := maria.CreateDatabase(ctx, "target"); err != nil {
-		t.Fatal(err)
 	}
 	d := newDaemon(t)
 	d.start()
@@ -245,11 +252,11 @@ func TestJdbcSinkConvergesAfterSIGKILL(t *testing.T) {
 		d.start()
 	}
 	start := time.Now()
-	run(3000)
+	run(3 * per100)
 	killMidway()
-	run(4000)
+	run(4 * per100)
 	killMidway()
-	run(3000)
+	run(3 * per100)
 	t.Logf("workload %v in %v (2 SIGKILLs)", counts, time.Since(start))
 
 	srcRows := func() []string {

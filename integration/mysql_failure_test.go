@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/connectd/connectd/internal/testenv"
 )
 
 // DESIGN.md invariants 1, 3 and 4 for MariaDB: SIGKILL the worker
@@ -15,8 +17,14 @@ import (
 // of a suffix (at-least-once). Some transactions touch several keys, so a
 // restart inside a multi-row transaction is exercised too.
 func TestMariaDBSIGKILLMidStreamLosesNothing(t *testing.T) {
+	testMariaDBSIGKILLMidStream(t, startMariaDB(t))
+}
+
+// testMariaDBSIGKILLMidStream runs TestMariaDBSIGKILLMidStreamLosesNothing
+// against m, a server with an empty inventory database (a local process or
+// a container).
+func testMariaDBSIGKILLMidStream(t *testing.T, m *testenv.MariaDB) {
 	ctx := context.Background()
-	m := startMariaDB(t)
 	mariaExec(t, m, `CREATE TABLE counters (id int PRIMARY KEY, v int NOT NULL)`)
 	d := newDaemon(t)
 	d.start()

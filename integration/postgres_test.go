@@ -269,8 +269,14 @@ func startInventory(t *testing.T) *testenv.Postgres {
 // transactions: per key, the exact sequence of events (op, after image,
 // delete + tombstone), with the snapshot's records first.
 func TestSnapshotThenStreamingExactSequence(t *testing.T) {
+	testSnapshotThenStreaming(t, startInventory(t))
+}
+
+// testSnapshotThenStreaming runs TestSnapshotThenStreamingExactSequence
+// against pg, a server with the inventory database (a local process or a
+// container).
+func testSnapshotThenStreaming(t *testing.T, pg *testenv.Postgres) {
 	ctx := context.Background()
-	pg := startInventory(t)
 	d := newDaemon(t)
 	d.start()
 	code, body := d.do("POST", "/connectors", map[string]any{"name": "inv", "config": pgConnector(pg, nil)})

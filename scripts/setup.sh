@@ -5,7 +5,9 @@
 #   scripts/setup.sh demo   PostgreSQL 15 server binaries, Go modules
 #   scripts/setup.sh test   the above + MariaDB server (row binlog tests), Java 17 +
 #                           Maven and the Apache Kafka broker jars (scripts/kafka.sh),
-#                           Chromium (dashboard browser test), promtool (alert rules)
+#                           Chromium (dashboard browser test), promtool (alert rules),
+#                           Docker (started if not running) and the local images
+#                           of scripts/images.sh db (testcontainers suite)
 set -euo pipefail
 mode=${1:-test}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
@@ -21,6 +23,12 @@ if [ "$mode" = test ]; then
   command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
   # promtool checks and unit-tests the alert rules under deploy/.
   command -v promtool >/dev/null 2>&1 || need_apt+=(prometheus)
+  # Docker for the testcontainers suite and make compose-smoke: Debian's
+  # engine, docker-compose (v1, when the client has no compose plugin) and
+  # debootstrap for the local images (scripts/images.sh).
+  command -v dockerd >/dev/null 2>&1 || need_apt+=(docker.io)
+  command -v debootstrap >/dev/null 2>&1 || need_apt+=(debootstrap)
+  { docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1; } || need_apt+=(docker-compose)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -57,4 +65,18 @@ if [ "$mode" = test ]; then
   # The integration tests run connectd against a real Apache Kafka broker
   # (KRaft) from Maven Central; its jars are cached (scripts/kafka.sh).
   bash "$(dirname "$0")/kafka.sh" >/dev/null || { echo "setup: fetching Apache Kafka from Maven Central failed" >&2; exit 1; }
+fi
+if [ "$mode" = test ]; then
+  # The testcontainers suite needs a running Docker engine and the local
+  # images. Without systemd, start dockerd here (log: /var/log/dockerd.log).
+  # Where it cannot run, make test runs without that suite (it says so).
+  if ! docker info >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ] && command -v dockerd >/dev/null 2>&1; then
+    echo "setup: starting dockerd (log: /var/log/dockerd.log)"
+    (setsid nohup dockerd >>/var/log/dockerd.log 2>&1 &)
+    for _ in $(seq 60); do docker info >/dev/null 2>&1 && break; sleep 0.5; done
+    docker info >/dev/null 2>&1 || echo "setup: dockerd did not start (see /var/log/dockerd.log)" >&2
+  fi
+  if docker info >/dev/null 2>&1; then
+    bash "$(dirname "$0")/images.sh" db >/dev/null || { echo "setup: building the local images (scripts/images.sh db) failed" >&2; exit 1; }
+  fi
 fi

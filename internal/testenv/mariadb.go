@@ -204,6 +204,12 @@ func (m *MariaDB) start(ctx context.Context, bin string, runAs []string) error {
 
 func (m *MariaDB) rootExec(ctx context.Context, db, sql string) error {
 	args := []string{"--no-defaults", "--default-character-set=utf8mb4", "-S", m.Socket, "-u", "root", "--batch"}
+	if m.Socket == "" {
+		// A server this package did not start (a container): over TCP as
+		// User, who must be allowed what the script does.
+		args = []string{"--no-defaults", "--default-character-set=utf8mb4", "--protocol=tcp", "-h", m.Host, "-P", fmt.Sprint(m.Port),
+			"-u", m.User, "-p" + m.Password, "--batch"}
+	}
 	if db != "" {
 		args = append(args, db)
 	}
@@ -224,7 +230,9 @@ func (m *MariaDB) Connect(ctx context.Context, db string) (*client.Conn, error) 
 }
 
 // Exec runs a SQL script (one or more statements separated by ";") in
-// database db ("" = none) with the mariadb command-line client, as root.
+// database db ("" = none) with the mariadb command-line client, as root over
+// the socket; on a MariaDB with no Socket (one started elsewhere, e.g. in a
+// container, and described by Host, Port, User and Password), as User over TCP.
 func (m *MariaDB) Exec(ctx context.Context, db, sql string) error { return m.rootExec(ctx, db, sql) }
 
 // CreateDatabase creates database name.
