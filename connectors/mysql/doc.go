@@ -45,6 +45,12 @@
 // filters applied as Debezium's filterGtidSet; file/pos are tracked from
 // the events for the offsets.
 //
-// Not implemented yet (issue 5): schema.history.internal.store.only.*,
-// column filters.
+// MariaDB-only DDL (CREATE OR REPLACE, system versioning, periods, Aria
+// options, INVISIBLE/COMPRESSED columns, UUID/INET4/INET6) is rewritten by
+// ddl_mariadb.go before the TiDB parser sees it.
+//
+// Not implemented: MySQL 8 is untested (no MySQL server can be installed
+// on the build machine); rows of COMPRESSED columns fail the task (go-mysql
+// cannot decode column types 140/141); PARTITION BY SYSTEM_TIME … AUTO is
+// still unparseable.
 package mysql
