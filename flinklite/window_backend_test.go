@@ -109,3 +109,37 @@ func TestWindowStateBackendMatchesMaps(t *testing.T) {
 		})
 	}
 }
+
+// CheckpointTo and RestoreFrom carry an Input-driven job across a restart
+// (Pebble state to a new Pebble store): the results of the two runs are
+// those of one uninterrupted run, and only the newest file is kept.
+func TestCheckpointToRestoreFrom(t *testing.T) {
+	pebble := func() StateBackend { return openPebble(t) }
+	ref := newWindowRun(pebble)
+	ref.feed(t, 0, 1200)
+	dir := t.TempDir()
+	a := newWindowRun(pebble)
+	a.feed(t, 0, 300)
+	if _, err := a.env.CheckpointTo(dir); err != nil {
+		t.Fatal(err)
+	}
+	a.feed(t, 300, 600)
+	info, err := a.env.CheckpointTo(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := checkpointIDs(dir); !reflect.DeepEqual(ids, []int64{2}) || info.ID != 2 || info.SizeBytes == 0 {
+		t.Fatalf("checkpoint files %v, info %+v: want only checkpoint 2", ids, info)
+	}
+	b := newWindowRun(pebble)
+	if id, err := b.env.RestoreFrom(dir); err != nil || id != 2 {
+		t.Fatalf("RestoreFrom = %d, %v", id, err)
+	}
+	b.feed(t, 600, 1200)
+	got, want := append(append([]string(nil), a.out...), b.out...), append([]string(nil), ref.out...)
+	sort.Strings(got)
+	sort.Strings(want)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d results, %d uninterrupted", len(got), len(want))
+	}
+}
