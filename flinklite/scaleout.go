@@ -47,8 +47,11 @@ type ScaleOutConfig struct {
 
 	// crash, when closed, simulates a killed worker in tests: every
 	// partition is abandoned mid-transaction (no checkpoint, producers
-	// left open) and the worker leaves the group.
-	crash <-chan struct{}
+	// left open); the group member neither leaves nor is closed until ctx
+	// is done, and crashed is told its member id (so that a test can cut
+	// its heartbeats and let the session time out, as for a dead process).
+	crash   <-chan struct{}
+	crashed func(memberID string)
 	// beforeCommit, if set, is each partition's Env.beforeCommit (tests).
 	beforeCommit func(env *Env, checkpoint int64)
 }
@@ -199,12 +202,20 @@ func RunScaledOut(ctx context.Context, cfg ScaleOutConfig, build PartitionJob) e
 	case <-cfg.crash:
 		crashed.Store(true)
 		stop(nil, true)
-		runErr = errAbandoned
+		if cfg.crashed != nil {
+			member, _ := group.GroupMetadata()
+			cfg.crashed(member)
+		}
+		go func() {
+			<-ctx.Done()
+			group.Close()
+		}()
+		return errAbandoned
 	}
 	// Leaving the group revokes every partition: each takes its final
-	// checkpoint (or is abandoned after a crash) before Close returns.
+	// checkpoint before Close returns.
 	group.Close()
-	stop(nil, crashed.Load())
+	stop(nil, false)
 	if runErr == nil {
 		select {
 		case runErr = <-errc:

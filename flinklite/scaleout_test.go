@@ -3,6 +3,7 @@ package flinklite
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // countPartitionJob is the per-partition graph of the scale-out test: per
@@ -76,8 +78,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // gets"): worker A runs the job alone on a 4-partition topic; worker B
 // joins and the cooperative rebalance hands it two partitions with their
 // state (A's final checkpoints, read from the state topic); A is then
-// killed mid-transaction and B takes A's partitions, restoring their last
-// committed checkpoints. Windows are open across both hand-overs, so a
+// killed mid-transaction (its partitions abandoned with results in open
+// transactions, its group member silenced so that its session times out)
+// and B takes A's partitions, restoring their last committed checkpoints. Windows are open across both hand-overs, so a
 // lost state would show as a wrong count and a replay past the restored
 // offset as a duplicate: a read_committed consumer must see every
 // (user, window) count once with the count computed from the input
@@ -121,6 +124,36 @@ func TestScaleOutTwoWorkersKillOne(t *testing.T) {
 	crashA := make(chan struct{})
 	cfgA := func(log *assignLog) ScaleOutConfig {
 		cfg := cfgFor(log, crashA)
+		// The killed worker's group requests fail from then on: its
+		// session expires (SessionTimeout) as a dead process's would.
+		cfg.crashed = func(member string) {
+			killed := func(req kmsg.Request) (kmsg.Response, error, bool) {
+				var m string
+				switch r := req.(type) {
+				case *kmsg.HeartbeatRequest:
+					m = r.MemberID
+				case *kmsg.JoinGroupRequest:
+					m = r.MemberID
+				case *kmsg.SyncGroupRequest:
+					m = r.MemberID
+				case *kmsg.LeaveGroupRequest:
+					m = r.MemberID
+					for _, lm := range r.Members {
+						if lm.MemberID == member {
+							m = member
+						}
+					}
+				}
+				if m != member {
+					return nil, nil, false
+				}
+				c.KeepControl()
+				return nil, errors.New("worker killed"), true
+			}
+			for _, k := range []int16{11, 12, 13, 14} { // JoinGroup, Heartbeat, LeaveGroup, SyncGroup
+				c.ControlKey(k, killed)
+			}
+		}
 		cfg.beforeCommit = func(env *Env, _ int64) {
 			if armed.Load() && env.txnRecords > 0 {
 				env.abandoned.Store(true)
