@@ -51,12 +51,14 @@ compose-smoke: setup
 # Benchmarks: Go micro-benchmarks, then the PostgreSQL connector end to end
 # against COPY / pg_recvlogical, and the MariaDB connector against the
 # mariadb client / mariadb-binlog --verbose, measured in the same run
-# (ratios printed).
+# (ratios printed), then flinklite's 10M-event windowed count against
+# Flink's published Nexmark q12 rate per core.
 bench: setup build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) run ./bench/postgres --connectd $(BIN)
 	$(GO) run ./bench/jdbc
 	$(GO) run ./bench/mysql --connectd $(BIN)
+	$(GO) run ./bench/flinklite
 
 # A PNG of the dashboard (/ui) while a connector streams from a real
 # PostgreSQL, taken by headless Chromium in the dashboard's browser test.

@@ -26,4 +26,15 @@
 //     written atomically (temp file, fsync, rename); with a transactional
 //     Kafka sink the checkpoint is committed by the Kafka transaction that
 //     carries its results (see Env.Run in kafka.go).
+//
+// Scale-out (RunScaledOut in scaleout.go): the workers running a job with
+// the same id form a Kafka consumer group over its input topics, and each
+// runs one instance of the job per partition it is assigned. Key groups
+// are the input partitions: the job must key by the key the topic is
+// partitioned by (a Debezium topic's primary key). Each partition's
+// checkpoint (state and next offset) is a record of the compacted topic
+// "<job>.state" produced in the transaction of that partition's results,
+// under a per-partition transactional.id, so the worker that gets the
+// partition after a rebalance fences the previous owner, then reads the
+// partition's last committed state from Kafka (not from data.dir).
 package flinklite

@@ -143,6 +143,15 @@ type RunConfig struct {
 	// as Flink's `flink run -s <path>`; after its first checkpoint the job
 	// restores from its checkpoints.
 	Savepoint string
+
+	// markerTopic overrides "<JobID>.checkpoints" and stateInMarker puts
+	// the operator state and offsets in the marker instead of a file in
+	// CheckpointDir, so that any worker can restore it (RunScaledOut).
+	markerTopic   string
+	stateInMarker bool
+	// onRestored, if set, is told the id of the checkpoint Run restored
+	// (0 when it started from the beginning).
+	onRestored func(checkpoint int64)
 }
 
 // checkpointMarker is the record each sink transaction carries to name the
@@ -152,6 +161,9 @@ type checkpointMarker struct {
 	Job        string                     `json:"job"`
 	Checkpoint int64                      `json:"checkpoint"`
 	Offsets    map[string]map[int32]int64 `json:"offsets"`
+	// Operators is the operator state when the checkpoint is kept in Kafka
+	// (RunScaledOut); absent when it is in a file of CheckpointDir.
+	Operators map[string]json.RawMessage `json:"operators,omitempty"`
 }
 
 // Run restores the latest committed checkpoint, then reads the Kafka
@@ -176,8 +188,11 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 	}
 	base := append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...)}, cfg.ClientOpts...)
 	markerTopic := cfg.JobID + ".checkpoints"
+	if cfg.markerTopic != "" {
+		markerTopic = cfg.markerTopic
+	}
 	var producer *kgo.Client
-	if e.hasKafkaSink {
+	if e.hasKafkaSink || cfg.stateInMarker {
 		var err error
 		producer, err = kgo.NewClient(append(base, kgo.TransactionalID(cfg.JobID), kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))...)
 		if err != nil {
@@ -192,8 +207,17 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 		// The marker topic has one partition (markers are read in order);
 		// sink topics missing from the cluster get the broker's defaults.
 		adm := kadm.NewClient(producer)
-		if _, err := adm.CreateTopic(ctx, 1, -1, nil, markerTopic); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		if _, err := adm.CreateTopic(ctx, 1, -1, markerTopicConfig, markerTopic); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 			return fmt.Errorf("flinklite: creating %s: %w", markerTopic, err)
+		}
+		if cfg.stateInMarker {
+			// Take the transactional id now: this fences a previous owner
+			// of the partition (its open transaction is aborted) before
+			// the committed checkpoint is read, so that no commit of the
+			// previous owner can land after the read.
+			if _, _, err := producer.ProducerID(ctx); err != nil {
+				return fmt.Errorf("flinklite: initializing the producer of %s: %w", cfg.JobID, err)
+			}
 		}
 		for _, t := range e.sinkTopics {
 			if _, err := adm.CreateTopic(ctx, -1, -1, nil, t); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
@@ -206,9 +230,12 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 			s.close()
 		}
 	}()
-	lastID, err := e.restore(ctx, cfg, base, markerTopic)
+	lastID, err := e.restore(ctx, cfg, base, markerTopic, producer != nil)
 	if err != nil {
 		return err
+	}
+	if cfg.onRestored != nil {
+		cfg.onRestored(lastID)
 	}
 
 	consume := map[string]map[int32]kgo.Offset{}
@@ -285,11 +312,16 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 		for _, s := range e.sources {
 			s.offsets(c.Offsets)
 		}
-		if err := writeCheckpoint(cfg.CheckpointDir, c); err != nil {
+		marker := checkpointMarker{Job: cfg.JobID, Checkpoint: c.ID, Offsets: c.Offsets}
+		if cfg.stateInMarker {
+			marker.Operators = c.Operators
+		} else if err := writeCheckpoint(cfg.CheckpointDir, c); err != nil {
 			return fmt.Errorf("flinklite: writing checkpoint %d: %w", c.ID, err)
 		}
+		var markerSize int64
 		if producer != nil {
-			b, _ := json.Marshal(checkpointMarker{Job: cfg.JobID, Checkpoint: c.ID, Offsets: c.Offsets})
+			b, _ := json.Marshal(marker)
+			markerSize = int64(len(b))
 			if err := producer.ProduceSync(cctx, &kgo.Record{Topic: markerTopic, Partition: 0, Key: []byte(cfg.JobID), Value: b}).FirstErr(); err != nil {
 				return fmt.Errorf("flinklite: producing the marker of checkpoint %d: %w", c.ID, err)
 			}
@@ -308,7 +340,9 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 		e.metrics.Checkpoints++
 		info := &CheckpointInfo{ID: c.ID, Completed: e.clock.Now().UTC()}
 		info.DurationMs = info.Completed.Sub(started).Milliseconds()
-		if fi, err := os.Stat(checkpointPath(cfg.CheckpointDir, c.ID)); err == nil {
+		if cfg.stateInMarker {
+			info.SizeBytes = markerSize
+		} else if fi, err := os.Stat(checkpointPath(cfg.CheckpointDir, c.ID)); err == nil {
 			info.SizeBytes = fi.Size()
 		}
 		lastInfo = info
@@ -429,16 +463,30 @@ var errAbandoned = errors.New("flinklite: job abandoned (simulated crash)")
 // restore loads the newest committed checkpoint, returning its id (0 if
 // none). With a Kafka sink, committed means its marker is in a committed
 // transaction; otherwise the newest file is committed.
-func (e *Env) restore(ctx context.Context, cfg RunConfig, base []kgo.Opt, markerTopic string) (int64, error) {
+func (e *Env) restore(ctx context.Context, cfg RunConfig, base []kgo.Opt, markerTopic string, transactional bool) (int64, error) {
 	ids, err := checkpointIDs(cfg.CheckpointDir)
 	if err != nil {
 		return 0, err
 	}
 	var id int64
 	switch {
-	case e.hasKafkaSink:
-		if id, err = lastCommittedMarker(ctx, base, markerTopic, cfg.JobID); err != nil {
+	case transactional:
+		m, err := lastCommittedMarker(ctx, base, markerTopic, cfg.JobID)
+		if err != nil {
 			return 0, err
+		}
+		if m == nil {
+			break
+		}
+		id = m.Checkpoint
+		if cfg.stateInMarker {
+			if err := e.restoreOperators(m.Operators); err != nil {
+				return 0, err
+			}
+			for _, s := range e.sources {
+				s.restoreOffsets(m.Offsets)
+			}
+			return id, nil
 		}
 	case len(ids) > 0:
 		id = ids[len(ids)-1]
@@ -470,52 +518,73 @@ func (e *Env) restore(ctx context.Context, cfg RunConfig, base []kgo.Opt, marker
 	return id, nil
 }
 
+// markerTopicConfig makes the marker topic compacted: the key of a marker
+// is its job id, so compaction keeps each job's (or input partition's)
+// latest checkpoint, as Kafka Streams' changelog topics.
+var markerTopicConfig = map[string]*string{"cleanup.policy": kadm.StringPtr("compact")}
+
 // lastCommittedMarker reads markerTopic up to its high watermark with
-// read_uncommitted and the control records, and returns the highest
-// checkpoint id of job whose transaction ended with a commit marker.
-func lastCommittedMarker(ctx context.Context, base []kgo.Opt, topic, job string) (int64, error) {
+// read_uncommitted and the control records, and returns the marker with
+// the highest checkpoint id of job whose transaction ended with a commit
+// marker (nil if none).
+func lastCommittedMarker(ctx context.Context, base []kgo.Opt, topic, job string) (*checkpointMarker, error) {
 	cl, err := kgo.NewClient(append(base,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
 		kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.KeepControlRecords())...)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer cl.Close()
 	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	end, ok := ends.Lookup(topic, 0)
 	if !ok || end.Err != nil {
-		return 0, fmt.Errorf("flinklite: end offset of %s: %v", topic, end.Err)
+		return nil, fmt.Errorf("flinklite: end offset of %s: %v", topic, end.Err)
 	}
-	var committed int64
-	pending := map[int64][]int64{} // producer id → checkpoint ids in its open transaction
+	var committed *checkpointMarker
+	commit := func(m *checkpointMarker) {
+		if committed == nil || m.Checkpoint > committed.Checkpoint {
+			committed = m
+		}
+	}
+	pending := map[int64][]*checkpointMarker{} // producer id → markers of its open transaction
 	for pos := int64(0); pos < end.Offset; {
-		fs := cl.PollFetches(ctx)
+		// Compaction may remove the records at the end of the log: a
+		// poll that finds nothing more ends the read.
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		fs := cl.PollFetches(pctx)
+		cancel()
+		if fs.Empty() && ctx.Err() == nil {
+			break
+		}
 		if err := fs.Err0(); err != nil {
-			return 0, fmt.Errorf("flinklite: reading %s: %w", topic, err)
+			return nil, fmt.Errorf("flinklite: reading %s: %w", topic, err)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
 			pos = r.Offset + 1
 			if r.Attrs.IsControl() {
 				// Control record key: version int16, type int16 (0 abort, 1 commit).
 				if len(r.Key) >= 4 && binary.BigEndian.Uint16(r.Key[2:4]) == 1 {
-					for _, id := range pending[r.ProducerID] {
-						committed = max(committed, id)
+					for _, m := range pending[r.ProducerID] {
+						commit(m)
 					}
 				}
 				delete(pending, r.ProducerID)
 				return
 			}
-			var m checkpointMarker
-			if json.Unmarshal(r.Value, &m) != nil || m.Job != job {
+			if string(r.Key) != job {
+				return
+			}
+			m := new(checkpointMarker)
+			if json.Unmarshal(r.Value, m) != nil || m.Job != job {
 				return
 			}
 			if r.Attrs.IsTransactional() {
-				pending[r.ProducerID] = append(pending[r.ProducerID], m.Checkpoint)
+				pending[r.ProducerID] = append(pending[r.ProducerID], m)
 			} else {
-				committed = max(committed, m.Checkpoint)
+				commit(m)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package flinklite
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -123,8 +124,15 @@ func Process[T any, K comparable, O any](ks *KeyedStream[T, K], fn KeyedProcessF
 // anything else as JSON.
 func keyEncoder[K comparable]() func(K) string {
 	var zero K
-	if _, ok := any(zero).(string); ok {
+	switch any(zero).(type) {
+	case string:
 		return func(k K) string { return any(k).(string) }
+	case int:
+		return func(k K) string { return strconv.Itoa(any(k).(int)) }
+	case int32:
+		return func(k K) string { return strconv.FormatInt(int64(any(k).(int32)), 10) }
+	case int64:
+		return func(k K) string { return strconv.FormatInt(any(k).(int64), 10) }
 	}
 	return func(k K) string {
 		b, err := json.Marshal(k)

@@ -10,9 +10,17 @@ import (
 
 // PebbleStateBackend keeps keyed state in a Pebble LSM store on disk (as
 // Flink's EmbeddedRocksDBStateBackend), so that state can outgrow memory:
-// values are codec-encoded bytes under the key "<table>\x00<key>", and
-// every Get decodes them (slower than MemoryStateBackend, bounded by the
-// block cache instead of the heap). Writes skip the write-ahead log: the
+// values are codec-encoded bytes under the key "<table>\x00<key>".
+//
+// Each table has a write-back cache of decoded Go values (at most
+// CacheEntries entries, as RocksDB's memtable and block cache in front of
+// its files): Get and Put of a cached key neither read the store nor
+// decode or encode; a Put marks the entry dirty. When the cache is full,
+// its dirty entries are encoded and written in one batch and the cache is
+// emptied; Range, Snapshot and Close write the dirty entries first. So a
+// hot working set costs map lookups, and only state beyond the cache pays
+// a Pebble read and a decode. Values held in the cache are shared with the
+// caller, as in MemoryStateBackend. Writes skip the write-ahead log: the
 // durable copy of the state is the checkpoint, and the store is emptied
 // when opened, as Flink's RocksDB working directory is a local, disposable
 // copy rebuilt from the checkpoint on restore.
@@ -26,6 +34,18 @@ type PebbleStateBackend struct {
 	db     *pebble.DB
 	dir    string
 	tables map[string]*pebbleTable
+	// CacheEntries bounds each table's write-back cache (entries); set it
+	// before the first Table call. NewPebbleStateBackend sets 65536;
+	// ≤ 0 disables the cache (every access reads and decodes).
+	CacheEntries int
+}
+
+// cachedValue is one entry of a table's write-back cache; deleted marks a
+// Delete not yet written to the store.
+type cachedValue struct {
+	v       any
+	dirty   bool
+	deleted bool
 }
 
 var _ StateBackend = (*PebbleStateBackend)(nil)
@@ -41,17 +61,66 @@ func NewPebbleStateBackend(dir string) (*PebbleStateBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flinklite: opening Pebble state in %s: %w", dir, err)
 	}
-	return &PebbleStateBackend{db: db, dir: dir, tables: map[string]*pebbleTable{}}, nil
+	return &PebbleStateBackend{db: db, dir: dir, tables: map[string]*pebbleTable{}, CacheEntries: 1 << 16}, nil
 }
 
-// Close closes the store (its files stay until the next open).
-func (b *PebbleStateBackend) Close() error { return b.db.Close() }
+// Close writes the cached state and closes the store (its files stay until
+// the next open).
+func (b *PebbleStateBackend) Close() error {
+	for _, t := range b.tables {
+		t.flush()
+	}
+	return b.db.Close()
+}
 
 type pebbleTable struct {
-	db     *pebble.DB
-	prefix []byte
-	codec  StateCodec
-	n      int
+	db       *pebble.DB
+	prefix   []byte
+	codec    StateCodec
+	n        int
+	cache    map[string]cachedValue
+	maxCache int
+}
+
+// flush writes the dirty cache entries to the store in one batch.
+func (t *pebbleTable) flush() {
+	batch := t.db.NewBatch()
+	defer batch.Close()
+	for k, c := range t.cache {
+		if !c.dirty {
+			continue
+		}
+		var err error
+		if c.deleted {
+			err = batch.Delete(t.key(k), nil)
+			delete(t.cache, k)
+		} else {
+			var b []byte
+			if b, err = t.codec.Encode(c.v); err != nil {
+				panic(fmt.Errorf("flinklite: Pebble state encode: %w", err))
+			}
+			err = batch.Set(t.key(k), b, nil)
+			t.cache[k] = cachedValue{v: c.v}
+		}
+		if err != nil {
+			panic(fmt.Errorf("flinklite: Pebble state write: %w", err))
+		}
+	}
+	if batch.Empty() {
+		return
+	}
+	if err := batch.Commit(pebble.NoSync); err != nil {
+		panic(fmt.Errorf("flinklite: Pebble state write: %w", err))
+	}
+}
+
+// remember caches v for k, first writing and emptying a full cache.
+func (t *pebbleTable) remember(k string, c cachedValue) {
+	if _, ok := t.cache[k]; !ok && len(t.cache) >= t.maxCache {
+		t.flush()
+		clear(t.cache)
+	}
+	t.cache[k] = c
 }
 
 var _ StateTable = (*pebbleTable)(nil)
@@ -60,7 +129,7 @@ var _ StateTable = (*pebbleTable)(nil)
 func (b *PebbleStateBackend) Table(name string, codec StateCodec) StateTable {
 	t := b.tables[name]
 	if t == nil {
-		t = &pebbleTable{db: b.db, prefix: append([]byte(name), 0), codec: codec}
+		t = &pebbleTable{db: b.db, prefix: append([]byte(name), 0), codec: codec, cache: map[string]cachedValue{}, maxCache: b.CacheEntries}
 		b.tables[name] = t
 	}
 	return t
@@ -85,6 +154,9 @@ func (t *pebbleTable) raw(k string) ([]byte, bool) {
 
 // Get implements StateTable.
 func (t *pebbleTable) Get(k string) (any, bool) {
+	if c, ok := t.cache[k]; ok {
+		return c.v, !c.deleted
+	}
 	b, ok := t.raw(k)
 	if !ok {
 		return nil, false
@@ -93,17 +165,33 @@ func (t *pebbleTable) Get(k string) (any, bool) {
 	if err != nil {
 		panic(fmt.Errorf("flinklite: Pebble state decode: %w", err))
 	}
+	if t.maxCache > 0 {
+		t.remember(k, cachedValue{v: v})
+	}
 	return v, true
+}
+
+// exists reports whether k has a value, cached or stored.
+func (t *pebbleTable) exists(k string) bool {
+	if c, ok := t.cache[k]; ok {
+		return !c.deleted
+	}
+	_, ok := t.raw(k)
+	return ok
 }
 
 // Put implements StateTable.
 func (t *pebbleTable) Put(k string, v any) {
+	if !t.exists(k) {
+		t.n++
+	}
+	if t.maxCache > 0 {
+		t.remember(k, cachedValue{v: v, dirty: true})
+		return
+	}
 	b, err := t.codec.Encode(v)
 	if err != nil {
 		panic(fmt.Errorf("flinklite: Pebble state encode: %w", err))
-	}
-	if _, ok := t.raw(k); !ok {
-		t.n++
 	}
 	if err := t.db.Set(t.key(k), b, pebble.NoSync); err != nil {
 		panic(fmt.Errorf("flinklite: Pebble state write: %w", err))
@@ -112,10 +200,14 @@ func (t *pebbleTable) Put(k string, v any) {
 
 // Delete implements StateTable.
 func (t *pebbleTable) Delete(k string) {
-	if _, ok := t.raw(k); !ok {
+	if !t.exists(k) {
 		return
 	}
 	t.n--
+	if t.maxCache > 0 {
+		t.remember(k, cachedValue{dirty: true, deleted: true})
+		return
+	}
 	if err := t.db.Delete(t.key(k), pebble.NoSync); err != nil {
 		panic(fmt.Errorf("flinklite: Pebble state delete: %w", err))
 	}
@@ -132,6 +224,7 @@ func (t *pebbleTable) bounds() *pebble.IterOptions {
 
 // Range implements StateTable, in key order. f must not write the table.
 func (t *pebbleTable) Range(f func(string, any) bool) {
+	t.flush()
 	it, err := t.db.NewIter(t.bounds())
 	if err != nil {
 		panic(fmt.Errorf("flinklite: Pebble state scan: %w", err))
@@ -152,6 +245,7 @@ func (t *pebbleTable) Range(f func(string, any) bool) {
 func (b *PebbleStateBackend) Snapshot() (json.RawMessage, error) {
 	out := map[string]map[string]json.RawMessage{}
 	for name, t := range b.tables {
+		t.flush()
 		m := make(map[string]json.RawMessage, t.n)
 		it, err := b.db.NewIter(t.bounds())
 		if err != nil {
@@ -180,6 +274,7 @@ func (b *PebbleStateBackend) Restore(raw json.RawMessage) error {
 		if t == nil {
 			return fmt.Errorf("flinklite: checkpoint has state %q the operator does not declare", name)
 		}
+		clear(t.cache)
 		o := t.bounds()
 		batch := b.db.NewBatch()
 		if err := batch.DeleteRange(o.LowerBound, o.UpperBound, nil); err != nil {

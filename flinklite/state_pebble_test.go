@@ -118,3 +118,57 @@ func TestPebbleStateTTLBoundsState(t *testing.T) {
 		t.Fatalf("state size not flat: %v", sizes)
 	}
 }
+
+// The write-back cache is invisible: with a cache of 8 entries, 500 keys
+// written, overwritten and partly deleted in a pseudo-random order (so
+// that entries are evicted dirty, re-read from the store and deleted both
+// cached and stored) leave the same Len, Get results and snapshot bytes as
+// MemoryStateBackend given the same operations.
+func TestPebbleWriteBackCacheEvicts(t *testing.T) {
+	p := openPebble(t)
+	p.CacheEntries = 8
+	m := NewMemoryStateBackend()
+	codec := jsonCodec[int64]()
+	pt, mt := p.Table("n", codec), m.Table("n", codec)
+	x := uint32(7)
+	for i := 0; i < 20000; i++ {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		k := fmt.Sprintf("k%d", x%500)
+		switch x % 5 {
+		case 0:
+			pt.Delete(k)
+			mt.Delete(k)
+		default:
+			pv, pok := pt.Get(k)
+			mv, mok := mt.Get(k)
+			if pok != mok || pok && pv.(int64) != mv.(int64) {
+				t.Fatalf("step %d: Get(%s) = %v,%v on Pebble, %v,%v in memory", i, k, pv, pok, mv, mok)
+			}
+			var n int64
+			if pok {
+				n = pv.(int64)
+			}
+			pt.Put(k, n+1)
+			mt.Put(k, n+1)
+		}
+		if pt.Len() != mt.Len() {
+			t.Fatalf("step %d: Len %d on Pebble, %d in memory", i, pt.Len(), mt.Len())
+		}
+	}
+	if len(p.tables["n"].cache) > 8 {
+		t.Fatalf("cache holds %d entries, bound 8", len(p.tables["n"].cache))
+	}
+	ps, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := m.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(ps) != string(ms) {
+		t.Fatalf("snapshots differ:\npebble %.200s\nmemory %.200s", ps, ms)
+	}
+}

@@ -1,6 +1,7 @@
 package flinklite
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -86,6 +87,7 @@ type WindowedStream[T any, K comparable] struct {
 	assigner WindowAssigner
 	lateness int64
 	late     *Stream[T]
+	backend  StateBackend
 }
 
 // Window groups ks into event-time windows; the trigger is Flink's
@@ -112,6 +114,18 @@ func (ws *WindowedStream[T, K]) SideOutputLateData() *Stream[T] {
 		ws.late = newStream[T](ws.ks.s.env, ws.ks.s.parts)
 	}
 	return ws.late
+}
+
+// StateBackend keeps the window state (one entry per key and window) in
+// b's table "windows" instead of the operator's own maps, as Flink keeps
+// window contents in the keyed state backend: with a PebbleStateBackend
+// the open windows can outgrow memory. Event-time timers stay on the heap
+// (Flink's RocksDB timer-service factory HEAP). Session windows, which
+// merge, always keep their state in memory. Checkpoints have the same
+// format with either.
+func (ws *WindowedStream[T, K]) StateBackend(b StateBackend) *WindowedStream[T, K] {
+	ws.backend = b
+	return ws
 }
 
 // WindowResult is the result of one firing of one window of one key.
@@ -193,8 +207,11 @@ type windowOp[T any, K comparable, A, O any] struct {
 	out      *Stream[WindowResult[K, O]]
 	wm       int64
 	buf      []TimeWindow
-	// Non-merging windows.
+	// Non-merging windows: in states, or in table when the stream has a
+	// state backend (keys: encoded key + window bounds).
 	states map[winKey[K]]*winState[A]
+	table  StateTable
+	enc    func(K) string
 	// Session windows, per key, unordered.
 	sessions map[K][]*session[A]
 	timers   timerHeap[K]
@@ -217,12 +234,60 @@ func Aggregate[T any, K comparable, A, O any](ws *WindowedStream[T, K], f Aggreg
 		states: map[winKey[K]]*winState[A]{}, sessions: map[K][]*session[A]{},
 	}
 	op.retract, _ = f.(RetractingAggregateFunction[T, A, O])
+	if ws.backend != nil && !ws.assigner.merging() {
+		op.table = ws.backend.Table("windows", jsonCodec[*windowEntry[K, A]]())
+		op.enc = keyEncoder[K]()
+	}
 	ws.ks.s.subscribe(op)
 	env.register(env.uid("window"), op)
 	return out
 }
 
 func (o *windowOp[T, K, A, O]) cleanupTime(w TimeWindow) int64 { return w.MaxTimestamp() + o.lateness }
+
+// tableKey is the state-table key of window w of k: the encoded key, then
+// the window's bounds in 16 fixed-width bytes.
+func (o *windowOp[T, K, A, O]) tableKey(k K, w TimeWindow) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(w.Start))
+	binary.BigEndian.PutUint64(b[8:], uint64(w.End))
+	return o.enc(k) + string(b[:])
+}
+
+// getWin returns the state of window w of k (nil if none) and its table
+// key (table mode only).
+func (o *windowOp[T, K, A, O]) getWin(k K, w TimeWindow) (*winState[A], string) {
+	if o.table == nil {
+		return o.states[winKey[K]{k, w}], ""
+	}
+	tk := o.tableKey(k, w)
+	v, ok := o.table.Get(tk)
+	if !ok {
+		return nil, tk
+	}
+	e := v.(*windowEntry[K, A])
+	return &winState[A]{acc: e.Acc, firings: e.Firings}, tk
+}
+
+// putWin stores st after a change: a new window in map mode (others are
+// changed in place), every change in table mode.
+func (o *windowOp[T, K, A, O]) putWin(tk string, k K, w TimeWindow, st *winState[A], isNew bool) {
+	if o.table == nil {
+		if isNew {
+			o.states[winKey[K]{k, w}] = st
+		}
+		return
+	}
+	o.table.Put(tk, &windowEntry[K, A]{Key: k, Window: w, Acc: st.acc, Firings: st.firings})
+}
+
+func (o *windowOp[T, K, A, O]) deleteWin(tk string, k K, w TimeWindow) {
+	if o.table == nil {
+		delete(o.states, winKey[K]{k, w})
+		return
+	}
+	o.table.Delete(tk)
+}
 
 func (o *windowOp[T, K, A, O]) fold(acc A, e element[T]) (A, bool) {
 	if !e.retract {
@@ -252,17 +317,16 @@ func (o *windowOp[T, K, A, O]) processElement(e element[T]) {
 			continue // Flink's isWindowLate: this window is gone
 		}
 		accepted = true
-		wk := winKey[K]{k, w}
-		st := o.states[wk]
+		st, tk := o.getWin(k, w)
 		if st == nil && e.retract {
 			// Retracting from a window that holds nothing: the insertion
 			// was never seen (or its window was already cleaned up).
 			o.env.metrics.NumUnmatchedRetractions++
 			continue
 		}
-		if st == nil {
+		isNew := st == nil
+		if isNew {
 			st = &winState[A]{acc: o.agg.CreateAccumulator()}
-			o.states[wk] = st
 			o.registerTimers(k, w)
 		}
 		var ok bool
@@ -272,6 +336,7 @@ func (o *windowOp[T, K, A, O]) processElement(e element[T]) {
 		if w.MaxTimestamp() <= o.wm { // late but within allowedLateness
 			o.fire(k, w, st)
 		}
+		o.putWin(tk, k, w, st, isNew)
 	}
 	if !accepted {
 		o.sideOutputLate(e)
@@ -386,16 +451,19 @@ func (o *windowOp[T, K, A, O]) onTimer(t winTimer[K]) {
 		}
 		return
 	}
-	wk := winKey[K]{t.key, t.w}
-	st := o.states[wk]
+	st, tk := o.getWin(t.key, t.w)
 	if st == nil {
 		return
 	}
+	fired := false
 	if t.ts == t.w.MaxTimestamp() && st.firings == 0 {
 		o.fire(t.key, t.w, st)
+		fired = true
 	}
 	if t.cleanup {
-		delete(o.states, wk)
+		o.deleteWin(tk, t.key, t.w)
+	} else if fired {
+		o.putWin(tk, t.key, t.w, st, false)
 	}
 }
 
@@ -416,6 +484,12 @@ func (o *windowOp[T, K, A, O]) snapshot() (json.RawMessage, error) {
 	s := windowSnapshot[K, A]{Watermark: o.wm}
 	for wk, st := range o.states {
 		s.Windows = append(s.Windows, windowEntry[K, A]{Key: wk.key, Window: wk.w, Acc: st.acc, Firings: st.firings})
+	}
+	if o.table != nil {
+		o.table.Range(func(_ string, v any) bool {
+			s.Windows = append(s.Windows, *v.(*windowEntry[K, A]))
+			return true
+		})
 	}
 	for k, list := range o.sessions {
 		for _, ss := range list {
@@ -442,9 +516,12 @@ func (o *windowOp[T, K, A, O]) restore(b json.RawMessage) error {
 	o.wm = s.Watermark
 	for _, e := range s.Windows {
 		st := winState[A]{acc: e.Acc, firings: e.Firings}
-		if o.assigner.merging() {
+		switch {
+		case o.assigner.merging():
 			o.sessions[e.Key] = append(o.sessions[e.Key], &session[A]{w: e.Window, winState: st})
-		} else {
+		case o.table != nil:
+			o.putWin(o.tableKey(e.Key, e.Window), e.Key, e.Window, &st, true)
+		default:
 			o.states[winKey[K]{e.Key, e.Window}] = &st
 		}
 		if e.Firings == 0 {
@@ -460,6 +537,9 @@ func (o *windowOp[T, K, A, O]) restore(b json.RawMessage) error {
 // StateSize returns the number of open windows (for tests and metrics).
 func (o *windowOp[T, K, A, O]) stateSize() int {
 	n := len(o.states)
+	if o.table != nil {
+		n += o.table.Len()
+	}
 	for _, l := range o.sessions {
 		n += len(l)
 	}

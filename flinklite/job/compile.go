@@ -18,7 +18,15 @@ import (
 // Kafka sink (exactly once) and/or JDBC upsert sink, with the late side
 // output to its topic. The same spec always compiles to the same operator
 // ids, so checkpoints and savepoints of one spec restore into the next run.
+// The window state is in the operator's memory; CompileWithState puts it
+// in a state backend.
 func Compile(ctx context.Context, env *flinklite.Env, s *Spec, brokers []string, opts ...kgo.Opt) error {
+	return CompileWithState(ctx, env, s, brokers, nil, opts...)
+}
+
+// CompileWithState is Compile with the window state in state (nil: the
+// operator's memory), for a spec whose stateBackend is "pebble".
+func CompileWithState(ctx context.Context, env *flinklite.Env, s *Spec, brokers []string, state flinklite.StateBackend, opts ...kgo.Opt) error {
 	msgs, err := flinklite.FromKafka(ctx, env, brokers, s.Source.Topics, opts...)
 	if err != nil {
 		return err
@@ -93,6 +101,9 @@ func Compile(ctx context.Context, env *flinklite.Env, s *Spec, brokers []string,
 		return fmt.Errorf("window.type %q", s.Window.Type)
 	}
 	ws := flinklite.Window(keyed, assigner).AllowedLateness(s.AllowedLateness.D)
+	if state != nil {
+		ws = ws.StateBackend(state)
+	}
 	var late *flinklite.Stream[Row]
 	if s.LateOutput != nil {
 		late = ws.SideOutputLateData()

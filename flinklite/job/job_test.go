@@ -129,8 +129,17 @@ func TestCompiledSpecWithSavepoint(t *testing.T) {
 	// partition that closes every window.
 	produce(second...)
 	produce(click{User: "flush", At: 1 << 40, Kind: "buy"}, click{User: "flush", At: 1 << 40, Kind: "buy"})
+	// Job 2 keeps its windows in Pebble ("stateBackend": "pebble"): the
+	// savepoint of the in-memory job 1 restores into it (one format).
 	env2 := flinklite.NewEnv()
-	if err := Compile(ctx, env2, spec("results2"), brokers); err != nil {
+	spec2 := spec("results2")
+	spec2.StateBackend = "pebble"
+	state2, err := flinklite.NewPebbleStateBackend(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer state2.Close()
+	if err := CompileWithState(ctx, env2, spec2, brokers, state2); err != nil {
 		t.Fatal(err)
 	}
 	ctx2, stop2 := context.WithCancel(ctx)

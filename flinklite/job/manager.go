@@ -184,7 +184,20 @@ func (m *Manager) run(ctx context.Context, j *runningJob) {
 	delay := time.Second
 	for {
 		env := flinklite.NewEnv()
-		err := Compile(ctx, env, j.rec.Spec, m.brokers, m.opts...)
+		var state *flinklite.PebbleStateBackend
+		var err error
+		if j.rec.Spec.StateBackend == "pebble" {
+			// A working copy, emptied on open: the state is rebuilt from
+			// the checkpoint, as Flink's RocksDB local directory.
+			state, err = flinklite.NewPebbleStateBackend(filepath.Join(j.dir, "state"))
+		}
+		if err == nil {
+			if state != nil {
+				err = CompileWithState(ctx, env, j.rec.Spec, m.brokers, state, m.opts...)
+			} else {
+				err = Compile(ctx, env, j.rec.Spec, m.brokers, m.opts...)
+			}
+		}
 		if err == nil {
 			j.mu.Lock()
 			j.env, j.state, j.trace = env, StateRunning, ""
@@ -200,6 +213,9 @@ func (m *Manager) run(ctx context.Context, j *runningJob) {
 			if time.Since(started) > time.Minute {
 				delay = time.Second // ran fine for a while: a new failure starts the backoff over
 			}
+		}
+		if state != nil {
+			state.Close()
 		}
 		if ctx.Err() != nil {
 			if err != nil {

@@ -54,6 +54,13 @@ type Spec struct {
 	// Savepoint is the path of a savepoint (POST /jobs/{id}/savepoints) to
 	// start from when the job has no checkpoint of its own yet.
 	Savepoint string `json:"savepoint,omitempty"`
+	// StateBackend is where the windows' state lives (Flink's
+	// state.backend.type): "memory" (the default, HashMapStateBackend) or
+	// "pebble" (an LSM store under data.dir/jobs/<id>/state, as
+	// EmbeddedRocksDBStateBackend, for state larger than memory; session
+	// windows keep their state in memory). Checkpoints and savepoints have
+	// the same format with either, so a job may switch between runs.
+	StateBackend string `json:"stateBackend,omitempty"`
 }
 
 // SourceSpec names the Kafka topics read and their format.
@@ -403,6 +410,11 @@ func (s *Spec) Validate() error {
 		}
 	}
 	dur("checkpoint.interval", s.Checkpoint.Interval, false)
+	switch s.StateBackend {
+	case "", "memory", "pebble":
+	default:
+		bad("stateBackend", "must be \"memory\" or \"pebble\", got %q", s.StateBackend)
+	}
 	if len(errs) > 0 {
 		return &SpecInvalidError{Errors: errs}
 	}

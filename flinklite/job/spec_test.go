@@ -74,6 +74,7 @@ func TestSpecValidationNamesFields(t *testing.T) {
 		"bad jdbc":           {`{"sinks": {"jdbc": {"connection.url": "jdbc:mysql://h/db"}}}`, []string{"sinks.jdbc.connection.url", "sinks.jdbc.table"}},
 		"bad checkpoint":     {`{"checkpoint": {"interval": true}}`, []string{"checkpoint.interval"}},
 		"unknown field":      {`{"windw": {}}`, []string{"windw"}},
+		"bad state backend":  {`{"stateBackend": "rocksdb"}`, []string{"stateBackend"}},
 		"wrong type of keys": {`{"keyBy": "customer"}`, []string{"keyBy"}},
 	} {
 		t.Run(name, func(t *testing.T) {
