@@ -4,6 +4,7 @@
 //	connectd topics tail TOPIC [--from-beginning] [--max-records N] [--config ...] [-o ...]
 //	connectd status [--url http://host:8083]
 //	connectd version
+//	connectd help (or --help after any command)
 package main
 
 import (
@@ -45,10 +46,12 @@ func main() {
 		err = topics(args)
 	case "status":
 		err = status(args)
+	case "help":
+		err = flag.ErrHelp
 	case "version":
 		fmt.Printf("connectd %s (Kafka Connect REST API %s)\n", rest.Commit, rest.Version)
 	default:
-		err = fmt.Errorf("unknown command %q (want run, topics, status, version)", cmd)
+		err = fmt.Errorf("unknown command %q (want run, topics, status, version, help)", cmd)
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		// The flag set printed its flags; name the other commands.
@@ -66,6 +69,7 @@ const usage = `commands:
   connectd topics tail TOPIC [--from-beginning] [--max-records N] [--config ...] [-o ...]
   connectd status [--url http://host:8083]
   connectd version
+  connectd help
 `
 
 func workerFlags(name string) (*flag.FlagSet, *string, *multiFlag) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -20,8 +21,11 @@ import (
 // decoded with the schema registry and written as JsonConverter does (with
 // schemas), else as strings.
 func topics(args []string) error {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		return flag.ErrHelp // main prints the commands and exits 0
+	}
 	if len(args) == 0 || args[0] != "tail" {
-		return fmt.Errorf("usage: connectd topics tail TOPIC [--from-beginning] [--config FILE] [-o key=value]")
+		return fmt.Errorf("usage: connectd topics tail TOPIC [--from-beginning] [--max-records N] [--config FILE] [-o key=value]")
 	}
 	args = args[1:]
 	var topic string
