@@ -2,7 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -137,24 +136,8 @@ func TestDistributedFailover(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("saw %d of %d rows (%d events)", len(seen), total, events)
 		}
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		fs := cl.PollFetches(pctx)
-		cancel()
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Value == nil {
-				return
-			}
-			var v struct {
-				Payload struct {
-					After struct {
-						ID int `json:"id"`
-					} `json:"after"`
-				} `json:"payload"`
-			}
-			if err := json.Unmarshal(r.Value, &v); err != nil {
-				t.Fatalf("offset %d: %v", r.Offset, err)
-			}
-			seen[v.Payload.After.ID]++
+		pollRowIDs(ctx, t, cl, func(id int, _ *kgo.Record) {
+			seen[id]++
 			events++
 		})
 	}

@@ -110,25 +110,9 @@ func testExactlyOnce(t *testing.T, bootstrap string, kills int) {
 	deadline := time.Now().Add(90 * time.Second)
 	settle := time.Time{}
 	for {
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		fs := cl.PollFetches(pctx)
-		cancel()
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Value == nil {
-				return
-			}
-			var v struct {
-				Payload struct {
-					After struct {
-						ID int `json:"id"`
-					} `json:"after"`
-				} `json:"payload"`
-			}
-			if err := json.Unmarshal(r.Value, &v); err != nil {
-				t.Fatalf("offset %d: %v", r.Offset, err)
-			}
-			seen[v.Payload.After.ID]++
-			where[v.Payload.After.ID] = append(where[v.Payload.After.ID], fmt.Sprintf("o%d/p%d/e%d", r.Offset, r.ProducerID, r.ProducerEpoch))
+		pollRowIDs(ctx, t, cl, func(id int, r *kgo.Record) {
+			seen[id]++
+			where[id] = append(where[id], fmt.Sprintf("o%d/p%d/e%d", r.Offset, r.ProducerID, r.ProducerEpoch))
 			events++
 		})
 		if len(seen) == total && settle.IsZero() {
@@ -179,4 +163,32 @@ func recoveredTransactions(log string) string {
 		return c + "/" + a + "/" + r
 	}
 	return "?"
+}
+
+// pollRowIDs runs one poll of cl (waiting at most a second) and calls each
+// with the after.id of every non-tombstone record, a change event in the
+// JSON converter's schemas.enable=true envelope ({"payload":{"after":
+// {"id":...}}}), and the record itself. A value that is not such JSON fails
+// t with its offset.
+func pollRowIDs(ctx context.Context, t *testing.T, cl *kgo.Client, each func(id int, r *kgo.Record)) {
+	t.Helper()
+	pctx, cancel := context.WithTimeout(ctx, time.Second)
+	fs := cl.PollFetches(pctx)
+	cancel()
+	fs.EachRecord(func(r *kgo.Record) {
+		if r.Value == nil {
+			return
+		}
+		var v struct {
+			Payload struct {
+				After struct {
+					ID int `json:"id"`
+				} `json:"after"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatalf("offset %d: %v", r.Offset, err)
+		}
+		each(v.Payload.After.ID, r)
+	})
 }
