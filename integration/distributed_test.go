@@ -2,8 +2,6 @@ package integration
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -77,26 +75,7 @@ func TestDistributedFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var written atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := conn.Exec(ctx, `INSERT INTO inventory.counters VALUES ($1, 0)`, i); err != nil {
-				t.Error(err)
-				return
-			}
-			written.Add(1)
-			time.Sleep(2 * time.Millisecond)
-		}
-	}()
+	stopWriter := startCounterWriter(ctx, t, conn, 2*time.Millisecond)
 
 	time.Sleep(2 * time.Second)
 	owner.kill()
@@ -118,9 +97,7 @@ func TestDistributedFailover(t *testing.T) {
 		t.Errorf("failover took %s, more than session.timeout.ms + 5 s", failover)
 	}
 	time.Sleep(time.Second)
-	close(stop)
-	wg.Wait()
-	total := int(written.Load())
+	total := stopWriter()
 
 	// Every row arrives.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics("dbserver1.inventory.counters"),
