@@ -43,21 +43,10 @@ func testHandoff(t *testing.T, rows, killAfter int) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var stop atomic.Bool
-	var writes atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		rng := rand.New(rand.NewSource(7))
-		for !stop.Load() {
-			if _, err := conn.Exec(ctx, `UPDATE inventory.items SET v = v + 1 WHERE id = $1`, 1+rng.Intn(rows)); err != nil {
-				t.Error(err)
-				return
-			}
-			writes.Add(1)
-		}
-	}()
+	stopUpdates := startRandomUpdates(t, rows, func(id int) error {
+		_, err := conn.Exec(ctx, `UPDATE inventory.items SET v = v + 1 WHERE id = $1`, id)
+		return err
+	})
 	time.Sleep(200 * time.Millisecond)
 	cfg := map[string]string{"table.include.list": "inventory.items"}
 	if killAfter == 1 {
@@ -82,8 +71,7 @@ func testHandoff(t *testing.T, rows, killAfter int) {
 	}
 	c.until(rows, 120*time.Second)
 	time.Sleep(time.Second)
-	stop.Store(true)
-	wg.Wait()
+	writes := stopUpdates()
 
 	// The final state of every row, read from the database.
 	final := map[float64]float64{}
@@ -101,7 +89,7 @@ func testHandoff(t *testing.T, rows, killAfter int) {
 		updates += v
 	}
 	evs, snapshotReads := checkHandoff(t, c, final, rows, kill, 120*time.Second, time.Second)
-	t.Logf("%d rows, %d updates (%d during the test), %d snapshot reads, %d events", rows, int(updates), writes.Load(), snapshotReads, len(evs))
+	t.Logf("%d rows, %d updates (%d during the test), %d snapshot reads, %d events", rows, int(updates), writes, snapshotReads, len(evs))
 	if !kill && snapshotReads != rows {
 		t.Fatalf("%d snapshot reads, want %d", snapshotReads, rows)
 	}
@@ -197,4 +185,32 @@ func checkHandoff(t *testing.T, c *consumer, final map[float64]float64, rows int
 		}
 	}
 	return evs, snapshotReads
+}
+
+// startRandomUpdates calls update (bump v of row id by one, one row per
+// transaction) for ids drawn uniformly from 1..rows by a generator seeded
+// with 7, back to back, until the returned function is called; that
+// function stops the writer, waits for it and returns how many updates
+// succeeded. A failed update fails t and stops the writer.
+func startRandomUpdates(t *testing.T, rows int, update func(id int) error) (stop func() int64) {
+	var done atomic.Bool
+	var writes atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		rng := rand.New(rand.NewSource(7))
+		for !done.Load() {
+			if err := update(1 + rng.Intn(rows)); err != nil {
+				t.Error(err)
+				return
+			}
+			writes.Add(1)
+		}
+	}()
+	return func() int64 {
+		done.Store(true)
+		wg.Wait()
+		return writes.Load()
+	}
 }

@@ -3,9 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"math/rand"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -38,21 +35,10 @@ func testMariaDBHandoff(t *testing.T, rows, killAfter int) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	var stop atomic.Bool
-	var writes atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		rng := rand.New(rand.NewSource(7))
-		for !stop.Load() {
-			if _, err := conn.Execute(`UPDATE items SET v = v + 1 WHERE id = ?`, 1+rng.Intn(rows)); err != nil {
-				t.Error(err)
-				return
-			}
-			writes.Add(1)
-		}
-	}()
+	stopUpdates := startRandomUpdates(t, rows, func(id int) error {
+		_, err := conn.Execute(`UPDATE items SET v = v + 1 WHERE id = ?`, id)
+		return err
+	})
 	time.Sleep(200 * time.Millisecond)
 	cfg := map[string]string{"table.include.list": "inventory.items"}
 	if killAfter == 1 {
@@ -74,8 +60,7 @@ func testMariaDBHandoff(t *testing.T, rows, killAfter int) {
 	}
 	c.until(rows, 60*time.Second)
 	time.Sleep(500 * time.Millisecond)
-	stop.Store(true)
-	wg.Wait()
+	writes := stopUpdates()
 
 	final := map[float64]float64{}
 	r, err := conn.Execute(`SELECT id, v FROM items`)
@@ -88,7 +73,7 @@ func testMariaDBHandoff(t *testing.T, rows, killAfter int) {
 		final[float64(id)] = float64(v)
 	}
 	evs, snapshotReads := checkHandoff(t, c, final, rows, kill, 60*time.Second, 500*time.Millisecond)
-	t.Logf("%d rows, %d updates during the test, %d snapshot reads, %d events", rows, writes.Load(), snapshotReads, len(evs))
+	t.Logf("%d rows, %d updates during the test, %d snapshot reads, %d events", rows, writes, snapshotReads, len(evs))
 	if !kill && snapshotReads != rows {
 		t.Fatalf("%d snapshot reads, want %d", snapshotReads, rows)
 	}
