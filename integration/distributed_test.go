@@ -2,9 +2,6 @@ package integration
 
 import (
 	"context"
-	"encoding/json"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,26 +75,7 @@ func TestDistributedFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var written atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := conn.Exec(ctx, `INSERT INTO inventory.counters VALUES ($1, 0)`, i); err != nil {
-				t.Error(err)
-				return
-			}
-			written.Add(1)
-			time.Sleep(2 * time.Millisecond)
-		}
-	}()
+	stopWriter := startCounterWriter(ctx, t, conn, 2*time.Millisecond)
 
 	time.Sleep(2 * time.Second)
 	owner.kill()
@@ -119,9 +97,7 @@ func TestDistributedFailover(t *testing.T) {
 		t.Errorf("failover took %s, more than session.timeout.ms + 5 s", failover)
 	}
 	time.Sleep(time.Second)
-	close(stop)
-	wg.Wait()
-	total := int(written.Load())
+	total := stopWriter()
 
 	// Every row arrives.
 	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics("dbserver1.inventory.counters"),
@@ -137,24 +113,8 @@ func TestDistributedFailover(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("saw %d of %d rows (%d events)", len(seen), total, events)
 		}
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		fs := cl.PollFetches(pctx)
-		cancel()
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Value == nil {
-				return
-			}
-			var v struct {
-				Payload struct {
-					After struct {
-						ID int `json:"id"`
-					} `json:"after"`
-				} `json:"payload"`
-			}
-			if err := json.Unmarshal(r.Value, &v); err != nil {
-				t.Fatalf("offset %d: %v", r.Offset, err)
-			}
-			seen[v.Payload.After.ID]++
+		pollRowIDs(ctx, t, cl, func(id int, _ *kgo.Record) {
+			seen[id]++
 			events++
 		})
 	}

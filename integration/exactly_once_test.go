@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -52,26 +53,7 @@ func testExactlyOnce(t *testing.T, bootstrap string, kills int) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	var written atomic.Int64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() { // one row per transaction, ~1000/s
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if _, err := conn.Exec(ctx, `INSERT INTO inventory.counters VALUES ($1, 0)`, i); err != nil {
-				t.Error(err)
-				return
-			}
-			written.Add(1)
-			time.Sleep(time.Millisecond)
-		}
-	}()
+	stopWriter := startCounterWriter(ctx, t, conn, time.Millisecond) // one row per transaction, ~1000/s
 	var recovered []string
 	var startLogs []*syncBuffer
 	t.Cleanup(func() {
@@ -93,9 +75,7 @@ func testExactlyOnce(t *testing.T, bootstrap string, kills int) {
 		recovered = append(recovered, recoveredTransactions(d.log.String()))
 	}
 	time.Sleep(time.Second)
-	close(stop)
-	wg.Wait()
-	total := int(written.Load())
+	total := stopWriter()
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ConsumeTopics("dbserver1.inventory.counters"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
@@ -110,25 +90,9 @@ func testExactlyOnce(t *testing.T, bootstrap string, kills int) {
 	deadline := time.Now().Add(90 * time.Second)
 	settle := time.Time{}
 	for {
-		pctx, cancel := context.WithTimeout(ctx, time.Second)
-		fs := cl.PollFetches(pctx)
-		cancel()
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Value == nil {
-				return
-			}
-			var v struct {
-				Payload struct {
-					After struct {
-						ID int `json:"id"`
-					} `json:"after"`
-				} `json:"payload"`
-			}
-			if err := json.Unmarshal(r.Value, &v); err != nil {
-				t.Fatalf("offset %d: %v", r.Offset, err)
-			}
-			seen[v.Payload.After.ID]++
-			where[v.Payload.After.ID] = append(where[v.Payload.After.ID], fmt.Sprintf("o%d/p%d/e%d", r.Offset, r.ProducerID, r.ProducerEpoch))
+		pollRowIDs(ctx, t, cl, func(id int, r *kgo.Record) {
+			seen[id]++
+			where[id] = append(where[id], fmt.Sprintf("o%d/p%d/e%d", r.Offset, r.ProducerID, r.ProducerEpoch))
 			events++
 		})
 		if len(seen) == total && settle.IsZero() {
@@ -179,4 +143,65 @@ func recoveredTransactions(log string) string {
 		return c + "/" + a + "/" + r
 	}
 	return "?"
+}
+
+// pollRowIDs runs one poll of cl (waiting at most a second) and calls each
+// with the after.id of every non-tombstone record, a change event in the
+// JSON converter's schemas.enable=true envelope ({"payload":{"after":
+// {"id":...}}}), and the record itself. A value that is not such JSON fails
+// t with its offset.
+func pollRowIDs(ctx context.Context, t *testing.T, cl *kgo.Client, each func(id int, r *kgo.Record)) {
+	t.Helper()
+	pctx, cancel := context.WithTimeout(ctx, time.Second)
+	fs := cl.PollFetches(pctx)
+	cancel()
+	fs.EachRecord(func(r *kgo.Record) {
+		if r.Value == nil {
+			return
+		}
+		var v struct {
+			Payload struct {
+				After struct {
+					ID int `json:"id"`
+				} `json:"after"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatalf("offset %d: %v", r.Offset, err)
+		}
+		each(v.Payload.After.ID, r)
+	})
+}
+
+// startCounterWriter inserts rows (i, 0), i = 0, 1, 2, ..., into
+// inventory.counters through conn, one row per transaction with pause
+// between them, until the returned function is called; that function
+// stops the writer, waits for it and returns how many rows were inserted.
+// A failed INSERT fails t and stops the writer.
+func startCounterWriter(ctx context.Context, t *testing.T, conn *pgx.Conn, pause time.Duration) (stop func() int) {
+	var written atomic.Int64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := conn.Exec(ctx, `INSERT INTO inventory.counters VALUES ($1, 0)`, i); err != nil {
+				t.Error(err)
+				return
+			}
+			written.Add(1)
+			time.Sleep(pause)
+		}
+	}()
+	return func() int {
+		close(done)
+		wg.Wait()
+		return int(written.Load())
+	}
 }

@@ -43,13 +43,7 @@ var (
 	extra  = flag.String("config", "", "extra connector configuration, k=v[,k=v…] (e.g. max.queue.size=2048)")
 )
 
-func main() {
-	flag.Parse()
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
-}
+func main() { measure.Main(run) }
 
 func run() error {
 	ctx := context.Background()

@@ -69,13 +69,7 @@ func init() {
 	flag.Var(sets, "set", "extra connector config key=value for every connector (repeatable)")
 }
 
-func main() {
-	flag.Parse()
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
-}
+func main() { measure.Main(run) }
 
 func run() error {
 	ctx := context.Background()

@@ -10,6 +10,7 @@ import (
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/columns"
 	"github.com/connectd/connectd/connectors/internal/heartbeat"
+	"github.com/connectd/connectd/connectors/internal/relational"
 )
 
 // Configuration keys, as Debezium's MySqlConnectorConfig / MariaDbConnectorConfig
@@ -59,7 +60,7 @@ const (
 	KeyStoreOnlyCapturedTables = "schema.history.internal.store.only.captured.tables.ddl"
 	KeyStoreOnlyCapturedDBs    = "schema.history.internal.store.only.captured.databases.ddl"
 	KeySkippedOperations       = "skipped.operations"
-	KeySnapshotSelectOverrides = "snapshot.select.statement.overrides"
+	KeySnapshotSelectOverrides = relational.KeySnapshotSelectOverrides
 
 	// Column keys shared with the PostgreSQL connector (connectors/internal/columns);
 	// column.mask.with.N.chars, column.truncate.to.N.chars and
@@ -393,12 +394,7 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 	}
 	c.storeOnlyTables, c.storeOnlyDBs = p.Bool(KeyStoreOnlyCapturedTables), p.Bool(KeyStoreOnlyCapturedDBs)
 	c.rules, _ = columns.Parse(cfg)
-	c.selectOverrides = map[string]string{}
-	for _, id := range p.List(KeySnapshotSelectOverrides) {
-		if q := strings.TrimSpace(cfg[KeySnapshotSelectOverrides+"."+id]); q != "" {
-			c.selectOverrides[id] = q
-		}
-	}
+	c.selectOverrides = relational.SelectOverrides(p.List(KeySnapshotSelectOverrides), cfg)
 	for _, op := range p.List(KeySkippedOperations) {
 		if op = strings.ToLower(op); op == "none" {
 			c.skipped = skippedOps{}

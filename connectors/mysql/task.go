@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
@@ -37,8 +36,7 @@ type Task struct {
 	conn    *client.Conn
 	records chan *connect.SourceRecord
 	done    chan struct{}
-	errMu   sync.Mutex
-	err     error
+	failed  queue.ReaderError // why the reader goroutine ended
 	cancel  context.CancelFunc
 
 	schemas map[string]*tableSchema // by "db.table"; reader goroutine only
@@ -230,11 +228,7 @@ func (t *Task) run(ctx context.Context, p plan) {
 		}
 		return nil
 	}()
-	if err != nil && ctx.Err() == nil {
-		t.errMu.Lock()
-		t.err = err
-		t.errMu.Unlock()
-	}
+	t.failed.Set(ctx, err)
 }
 
 // emit queues a record, blocking while the queue is full (max.queue.size).
@@ -251,13 +245,7 @@ func (t *Task) emit(ctx context.Context, r *connect.SourceRecord) error {
 // poll.interval.ms for the first one. A reader error is returned once the
 // records queued before it were polled.
 func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
-	return queue.Poll(ctx, t.records, t.done, t.readerErr, time.Duration(t.cfg.pollIntervalMs)*time.Millisecond, t.cfg.maxBatchSize)
-}
-
-func (t *Task) readerErr() error {
-	t.errMu.Lock()
-	defer t.errMu.Unlock()
-	return t.err
+	return queue.Poll(ctx, t.records, t.done, t.failed.Err, time.Duration(t.cfg.pollIntervalMs)*time.Millisecond, t.cfg.maxBatchSize)
 }
 
 // Commit is told that offset is acknowledged and durably stored. MySQL and

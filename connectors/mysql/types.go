@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/relational"
 )
 
 // kind is how a column's values are represented, as Debezium's
@@ -214,30 +215,8 @@ func newColType(c *column, m valueModes) colType {
 			sb.Default(v)
 		}
 	}
-	ct.fallback = zeroOf(ct.schema.Type)
+	ct.fallback = relational.ZeroOf(ct.schema.Type)
 	return ct
-}
-
-func zeroOf(t connect.Type) any {
-	switch t {
-	case connect.Int16:
-		return int16(0)
-	case connect.Int32:
-		return int32(0)
-	case connect.Int64:
-		return int64(0)
-	case connect.Float32:
-		return float32(0)
-	case connect.Float64:
-		return float64(0)
-	case connect.Boolean:
-		return false
-	case connect.String:
-		return ""
-	case connect.Bytes:
-		return []byte{}
-	}
-	return nil
 }
 
 // defaultValue converts a COLUMN_DEFAULT literal (MariaDB quotes string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/heartbeat"
+	"github.com/connectd/connectd/connectors/internal/relational"
 	"github.com/connectd/connectd/connectors/internal/signal"
 )
 
@@ -66,7 +67,7 @@ const (
 	KeySnapshotStartStream       = "snapshot.mode.configuration.based.start.stream"
 	KeySnapshotOnSchemaError     = "snapshot.mode.configuration.based.snapshot.on.schema.error"
 	KeySnapshotOnDataError       = "snapshot.mode.configuration.based.snapshot.on.data.error"
-	KeySnapshotSelectOverrides   = "snapshot.select.statement.overrides"
+	KeySnapshotSelectOverrides   = relational.KeySnapshotSelectOverrides
 	KeySnapshotFetchSize         = "snapshot.fetch.size"
 	KeySnapshotMaxThreads        = "snapshot.max.threads"
 	KeySnapshotIncludeCollection = "snapshot.include.collection.list"
@@ -504,12 +505,7 @@ func parseConfig(cfg map[string]string) (*config, error) {
 		c.snapshotModeDeprecated = m
 	}
 	c.snapshotter = newSnapshotter(c.snapshotMode, p.Bool(KeySnapshotData), p.Bool(KeySnapshotStartStream), p.Bool(KeySnapshotOnDataError))
-	c.selectOverrides = map[string]string{}
-	for _, id := range p.List(KeySnapshotSelectOverrides) {
-		if q := strings.TrimSpace(cfg[KeySnapshotSelectOverrides+"."+id]); q != "" {
-			c.selectOverrides[id] = q
-		}
-	}
+	c.selectOverrides = relational.SelectOverrides(p.List(KeySnapshotSelectOverrides), cfg)
 	c.snapshotFetchSize = p.Int(KeySnapshotFetchSize)
 	if c.snapshotFetchSize == 0 { // null: PostgresConnectorConfig's default
 		c.snapshotFetchSize = defaultSnapshotFetchSize

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,9 +41,8 @@ type Task struct {
 	conn    *pgx.Conn      // catalog, publication, snapshot
 	repl    *pgconn.PgConn // replication protocol
 	records chan *connect.SourceRecord
-	done    chan struct{} // closed when the reader goroutine returns
-	errMu   sync.Mutex
-	err     error
+	done    chan struct{}     // closed when the reader goroutine returns
+	failed  queue.ReaderError // why the reader goroutine ended
 	cancel  context.CancelFunc
 
 	streamStats streamStats // what pgoutput streaming did (stream_spool.go)
@@ -659,11 +657,7 @@ func (t *Task) run(ctx context.Context, p plan) {
 		}
 		return nil
 	}()
-	if err != nil && ctx.Err() == nil {
-		t.errMu.Lock()
-		t.err = err
-		t.errMu.Unlock()
-	}
+	t.failed.Set(ctx, err)
 }
 
 // delay waits d (snapshot.delay.ms, streaming.delay.ms, as Debezium's
@@ -715,13 +709,7 @@ func (t *Task) emit(ctx context.Context, r *connect.SourceRecord, keepalive func
 // for the first one. A reader error is returned once the records queued
 // before it were polled.
 func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
-	return queue.Poll(ctx, t.records, t.done, t.readerErr, time.Duration(t.cfg.pollIntervalMs)*time.Millisecond, t.cfg.maxBatchSize)
-}
-
-func (t *Task) readerErr() error {
-	t.errMu.Lock()
-	defer t.errMu.Unlock()
-	return t.err
+	return queue.Poll(ctx, t.records, t.done, t.failed.Err, time.Duration(t.cfg.pollIntervalMs)*time.Millisecond, t.cfg.maxBatchSize)
 }
 
 // Commit records that offset (and every record before it) is acknowledged
@@ -766,7 +754,7 @@ func (t *Task) Stop() error {
 		}
 	}
 	var err error
-	if t.started && t.cfg.slotDropOnStop && t.conn != nil && t.readerErr() == nil {
+	if t.started && t.cfg.slotDropOnStop && t.conn != nil && t.failed.Err() == nil {
 		// As Debezium's slot.drop.on.stop: only on a clean stop (not after the
 		// reader failed), after the replication connection is gone.
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

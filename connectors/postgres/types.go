@@ -888,33 +888,18 @@ func zeroValue(s *connect.Schema) any {
 	switch s.Type {
 	case connect.Int8:
 		return int8(0)
-	case connect.Int16:
-		return int16(0)
-	case connect.Int32:
-		return int32(0)
-	case connect.Int64:
-		return int64(0)
-	case connect.Float32:
-		return float32(0)
-	case connect.Float64:
-		return float64(0)
-	case connect.Boolean:
-		return false
-	case connect.String:
-		return ""
 	case connect.Bytes:
 		if s.Name == connect.DecimalName {
 			sc, _ := s.Param("scale")
 			n, _ := strconv.Atoi(sc)
 			return connect.Decimal{Unscaled: new(big.Int), Scale: n}
 		}
-		return []byte{}
 	case connect.Array:
 		return []any{}
 	case connect.Map:
 		return map[string]any{}
 	}
-	return nil
+	return relational.ZeroOf(s.Type)
 }
 
 var (

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -209,4 +210,15 @@ func (r Rates) Print(name string, n int, d time.Duration, refName string, refD t
 	ref := float64(n) / refD.Seconds()
 	fmt.Printf("%-*s %9.0f %s/s  (%d %s in %.2fs)   %s: %9.0f %s/s   ratio %.2f   %s\n",
 		r.NameWidth, name, ours, r.Unit, n, r.Unit, d.Seconds(), refName, ref, r.Unit, ours/ref, extra)
+}
+
+// Main is a benchmark command's start-up: it parses the command line
+// (flags registered before the call, in var blocks or init), runs run and,
+// when run fails, prints "bench: <error>" to stderr and exits with status 1.
+func Main(run func() error) {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
 }
