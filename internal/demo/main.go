@@ -122,7 +122,11 @@ func run() error {
 	}
 	fmt.Printf("   %s %s\n", resp.Status, rb)
 	fmt.Printf("   status: curl -s %s/connectors/inventory-connector/status\n", base)
-	fmt.Printf("   tail:   %s topics tail dbserver1.inventory.customers --from-beginning -o embedded.kafka.listener=%s\n", *bin, *kafkaAddr)
+	listener := "" // the embedded broker's default listener needs no -o
+	if *kafkaAddr != "127.0.0.1:9092" {
+		listener = " -o embedded.kafka.listener=" + *kafkaAddr
+	}
+	fmt.Printf("   tail:   %s topics tail dbserver1.inventory.customers --from-beginning%s\n", *bin, listener)
 	fmt.Println("== change events (Ctrl-C to stop):")
 
 	if *changes {
