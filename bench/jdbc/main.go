@@ -3,7 +3,8 @@
 // PostgreSQL in the same run, as issue 7 asks: upsert N Debezium change
 // events (envelopes with op=c, then op=u for the same keys) through
 // SinkTask.Put in batches of -put records (the runtime's
-// max.poll.records, 500), one transaction per Put, and COPY the same N
+// max.poll.records, 500; the sink commits the Puts queued behind a
+// transaction being written together), and COPY the same N
 // rows into an empty table with the same primary key.
 //
 //	go run ./bench/jdbc [-events 1000000] [-put 500]
@@ -35,7 +36,7 @@ import (
 
 var (
 	events = flag.Int("events", 1_000_000, "change events (distinct keys) per run")
-	put    = flag.Int("put", 500, "records per SinkTask.Put (one transaction)")
+	put    = flag.Int("put", 500, "records per SinkTask.Put")
 	prof   = flag.String("cpuprofile", "", "write a CPU profile of the sink runs to this file")
 )
 

@@ -46,6 +46,9 @@ type dialect interface {
 	// being written); types are the columns' SQL types per table (from
 	// columns). Errors: a value the column cannot take.
 	prepare(ops []tableOp, types map[string]map[string]string) (preparedTx, error)
+	// merge joins prepared transactions into one that runs their
+	// statements in order (the write pipeline's group commit).
+	merge(txs []preparedTx) preparedTx
 	// exec runs a prepared transaction: all its statements in order, then
 	// COMMIT. A prepared transaction stays valid after a reconnect.
 	exec(ctx context.Context, tx preparedTx) error

@@ -4,9 +4,11 @@
 // (go-sql-driver/mysql) with Debezium's JDBC sink configuration keys.
 //
 // Invariants:
-//   - Each Put's batch is one database transaction. Put prepares it while
-//     the previous batch's transaction is written (at most one in flight,
-//     pipeline.go) and Flush returns only once every batch put so far is
+//   - Each Put's batch is written in one database transaction, alone or
+//     with the batches put while the previous transaction was being
+//     written (group commit, pipeline.go: one writer, at most
+//     txRowsMax × batch.size rows queued). Put prepares it while the
+//     writer runs and Flush returns only once every batch put so far is
 //     committed, so the runtime, which commits consumer offsets only after
 //     Flush, never commits an unwritten record (no loss). A batch whose
 //     write failed with a retriable error after its Put returned nil is

@@ -206,6 +206,17 @@ func (d *mysqlDialect) prepare(ops []tableOp, _ map[string]map[string]string) (p
 	return ops, nil
 }
 
+func (d *mysqlDialect) merge(txs []preparedTx) preparedTx {
+	if len(txs) == 1 {
+		return txs[0]
+	}
+	var out []tableOp
+	for _, tx := range txs {
+		out = append(out, tx.([]tableOp)...)
+	}
+	return out
+}
+
 func (d *mysqlDialect) exec(ctx context.Context, p preparedTx) error {
 	ops := p.([]tableOp)
 	tx, err := d.db.BeginTx(ctx, nil)

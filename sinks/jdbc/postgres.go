@@ -178,6 +178,17 @@ func (d *postgresDialect) prepare(ops []tableOp, types map[string]map[string]str
 	return stmts, nil
 }
 
+func (d *postgresDialect) merge(txs []preparedTx) preparedTx {
+	if len(txs) == 1 {
+		return txs[0]
+	}
+	var out []pgStatement
+	for _, tx := range txs {
+		out = append(out, tx.([]pgStatement)...)
+	}
+	return out
+}
+
 // exec sends the transaction's statements as one pipeline (pgx.Batch:
 // Bind/Execute for each, then a single Sync), one round trip instead of
 // BEGIN, the statements and COMMIT one after another. PostgreSQL runs the

@@ -12,7 +12,8 @@ import (
 
 // Task is the JDBC sink task: Put resolves each record (describe),
 // collapses the batch per key (collapse), creates or widens tables under
-// schema.evolution=basic, and writes the batch in one transaction.
+// schema.evolution=basic, and writes the batch in one transaction
+// (shared with the batches queued with it, pipeline.go).
 type Task struct {
 	cfg      *config
 	db       dialect
@@ -27,8 +28,9 @@ type Task struct {
 	// writeCtx bounds the transaction in flight; Stop cancels it.
 	writeCtx    context.Context
 	cancelWrite context.CancelFunc
-	// inflight is the transaction being written (pipeline.go), nil when
-	// the connection is idle.
+	// inflight is the writer goroutine (pipeline.go): the transaction
+	// being written and the batches queued behind it; nil when the
+	// connection is idle.
 	inflight *inflightTx
 	// unwritten are transactions of batches Put accepted whose write
 	// failed with a retriable error; written again, in order, before
@@ -72,9 +74,10 @@ func (t *Task) connect(ctx context.Context) error {
 }
 
 // Put prepares records as one transaction and hands it to the write
-// pipeline (pipeline.go): it returns once the previous batch's
-// transaction committed and this one is being written; Flush waits for
-// it. A record that cannot be resolved (no key for a delete, a value
+// pipeline (pipeline.go): queued behind the transaction being written
+// (committed with the other batches queued there), or, when nothing is
+// being written or the queue is full, written once the previous
+// transaction committed; Flush waits for it. A record that cannot be resolved (no key for a delete, a value
 // without schema) goes to the errant record reporter (dead letter queue
 // under errors.tolerance=all) or fails the task. Errors:
 // *connect.RetriableError for a lost connection or a deadlock, in this
@@ -104,6 +107,13 @@ func (t *Task) Put(ctx context.Context, records []*connect.SinkRecord) error {
 	}
 	tx, err := t.db.prepare(ops, t.tables)
 	if err != nil {
+		return err
+	}
+	rows := 0
+	for _, op := range ops {
+		rows += len(op.rows)
+	}
+	if queued, err := t.enqueue(ctx, tx, rows); err != nil || queued {
 		return err
 	}
 	if err := t.await(ctx); err != nil {
