@@ -15,8 +15,9 @@ import (
 
 // mysqlDialect writes to MySQL/MariaDB with go-sql-driver/mysql:
 // multi-row INSERT … ON DUPLICATE KEY UPDATE c = VALUES(c) for upserts
-// (at most batch.size rows and 65535 placeholders per statement) and
-// DELETE … WHERE (k…) IN ((…),…) for deletes.
+// (at most batch.size rows and 65535 placeholders per statement),
+// UPDATE t JOIN (SELECT … UNION ALL …) v ON keys SET … for
+// insert.mode=update, and DELETE … WHERE (k…) IN ((…),…) for deletes.
 type mysqlDialect struct {
 	cfg *config
 	db  *sql.DB
@@ -272,13 +273,40 @@ func (d *mysqlDialect) applyOp(ctx context.Context, tx *sql.Tx, op tableOp) erro
 		if len(set) == 0 {
 			return nil
 		}
-		q := fmt.Sprintf("UPDATE %s SET %s WHERE %s", t, strings.Join(set, ", "), strings.Join(where, " AND "))
-		for _, c := range op.rows {
-			a, err := rowArgs(c)
-			if err != nil {
-				return err
+		// One multi-table UPDATE per chunk, joined with a derived table of
+		// the rows (SELECT ? AS k, ? AS c UNION ALL SELECT ?, ? …): rows
+		// whose key does not exist change nothing, as a plain UPDATE. After
+		// collapse a key occurs once per batch, so the join matches each
+		// target row at most once (MySQL would apply one of several
+		// matches, unspecified which).
+		first := make([]string, len(fields))
+		for i := range fields {
+			first[i] = "? AS " + names[i]
+		}
+		rest := "SELECT " + strings.TrimSuffix(strings.Repeat("?, ", len(fields)), ", ")
+		for i := range set {
+			set[i] = "t." + names[nk+i] + " = v." + names[nk+i]
+		}
+		for i := range where {
+			where[i] = "t." + names[i] + " = v." + names[i]
+		}
+		per := 65535 / max(len(fields), 1)
+		for start := 0; start < len(op.rows); start += per {
+			rows := op.rows[start:min(start+per, len(op.rows))]
+			sel := make([]string, len(rows))
+			var args []any
+			for i, c := range rows {
+				a, err := rowArgs(c)
+				if err != nil {
+					return err
+				}
+				args = append(args, a...)
+				sel[i] = rest
 			}
-			if _, err := tx.ExecContext(ctx, q, append(a[nk:], a[:nk]...)...); err != nil {
+			sel[0] = "SELECT " + strings.Join(first, ", ")
+			q := fmt.Sprintf("UPDATE %s AS t JOIN (%s) AS v ON %s SET %s", t, strings.Join(sel, " UNION ALL "),
+				strings.Join(where, " AND "), strings.Join(set, ", "))
+			if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 				return err
 			}
 		}
