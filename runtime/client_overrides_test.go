@@ -227,3 +227,34 @@ func TestProducerOverridesUnderExactlyOnce(t *testing.T) {
 		t.Errorf("%d records in data batches", data)
 	}
 }
+
+// The tasks' producer holds at most defaultBufferMemory (8 MiB) of
+// unacknowledged record bytes unless producer.override.buffer.memory
+// says otherwise (Kafka's producer key; its default is 32 MiB). The bound
+// is what keeps bench/postgres's peak RSS under 200 MB (issue 3): every
+// buffered byte is live heap.
+func TestProducerBufferMemory(t *testing.T) {
+	w := startTestWorker(t, t.TempDir(), freeAddr(t), &counterShared{})
+	defer w.Close()
+	for _, c := range []struct {
+		cfg  map[string]string
+		want int64
+	}{
+		{map[string]string{}, 8 << 20},
+		{map[string]string{ProducerOverridePrefix + "buffer.memory": "33554432"}, 32 << 20},
+	} {
+		over, _, err := producerOverrides(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl, err := kgo.NewClient(append(w.Herder.producerOpts(), over...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := cl.OptValue(kgo.MaxBufferedBytes).(int64) // kgo keeps it as int64
+		cl.Close()
+		if got != c.want {
+			t.Errorf("config %v: buffer.memory %v, want %d", c.cfg, got, c.want)
+		}
+	}
+}

@@ -292,6 +292,18 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 	return h, nil
 }
 
+// defaultBufferMemory is the producer's buffer.memory, in bytes: the
+// most record key+value bytes a producer holds until the broker
+// acknowledges them (Kafka's producer default is 32 MiB). Each buffered
+// byte is live heap, and the garbage collector lets the heap grow to twice
+// the live heap (GOGC=100), so it counts about twice in the worker's RSS.
+// With 3.5 KB JsonConverter events (bench/postgres, issue 3): the
+// 8192-record bound alone let 25-45 MB wait (snapshot peak RSS 262 MiB);
+// 16 MiB gave 175-206 MiB; 8 MiB gives 137-151 MiB in every phase with the
+// same CPU per row, as 8 MiB is still ~2400 records, tens of milliseconds
+// of work at the embedded broker's rate.
+const defaultBufferMemory = 8 << 20
+
 // producerOpts are the options of the worker's producer and of the
 // tasks' transactional producers, with the worker's producer security.
 func (h *Herder) producerOpts() []kgo.Opt { return h.producerOptsWith(nil) }
@@ -313,12 +325,9 @@ func (h *Herder) producerOptsWith(sec *kafkaSecuritySettings) []kgo.Opt {
 		kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)),
 		kgo.ProducerLinger(5 * time.Millisecond),
 		kgo.MaxBufferedRecords(8192),
-		// buffer.memory: 16 MiB of records waiting for the broker (Kafka's
-		// producer default is 32 MiB). With 3 KB JsonConverter events the
-		// 8192-record bound alone let 25-45 MB wait, which made the
-		// snapshot benchmark's peak RSS 262 MiB (195 MiB with this bound,
-		// same CPU per row; bench/postgres, issue 3).
-		kgo.MaxBufferedBytes(16 << 20),
+		// buffer.memory: defaultBufferMemory bytes of records waiting for
+		// the broker; producer.override.buffer.memory raises it.
+		kgo.MaxBufferedBytes(defaultBufferMemory),
 		kgo.WithLogger(kafkaClientLogger()),
 		// A topic created just before its first record must not wait for
 		// kgo's default 5 s metadata refresh.
