@@ -289,7 +289,7 @@ func (ct *colType) fromText(b []byte) (any, error) {
 		}
 		return int32(t.Unix() / 86400), nil
 	case kTimestamp, kMicroTS, kZoned:
-		t, err := time.Parse("2006-01-02 15:04:05.999999999", s)
+		t, err := parseDateTime(s)
 		if err != nil {
 			return nil, zeroDate(s, err)
 		}
