@@ -40,6 +40,7 @@ type streamer struct {
 	nextBeat       time.Time       // when the next heartbeat is due (heartbeat.interval.ms > 0)
 	spools         *spoolSet       // in-progress streamed transactions (stream_spool.go)
 	xid            uint32          // transaction being applied (its BEGIN's xid)
+	boxed          boxedTx         // source values shared by the rows of the transaction being applied
 }
 
 // stream runs START_REPLICATION from p.startLSN and turns the pgoutput
@@ -344,7 +345,8 @@ func (s *streamer) change(ctx context.Context, it walItem) error {
 	}
 	lsn := it.lsn
 	src := sourceInfo{server: t.cfg.topicPrefix, db: t.cfg.dbname, schema: it.rel.Namespace, table: it.rel.RelationName,
-		ts: it.commitTime, snapshot: snapFalse, txID: i64(int64(it.xid)), lsn: i64(lsn), lastCommitLSN: s.lastCommit}
+		ts: it.commitTime, snapshot: snapFalse, txID: i64(int64(it.xid)), lsn: i64(lsn), lastCommitLSN: s.lastCommit,
+		tx: s.boxed.of(it.commitTime, int64(it.xid))}
 	off := offset{lsnProc: i64(lsn), messageType: it.messageType, lsnCommit: s.lastCommit, lsn: i64(lsn),
 		txID: i64(int64(it.xid)), tsUsec: i64(it.commitTime.UnixMicro())}
 	switch it.op {
