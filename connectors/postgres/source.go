@@ -77,6 +77,18 @@ type boxedTx struct {
 	ts                     time.Time
 	xid                    int64
 	tsMs, tsUs, tsNs, txID any
+	// commitBox is commit (the offset's lsn_commit) boxed; nil until set.
+	commit    int64
+	commitBox any
+}
+
+// commitOf returns lsn boxed, reusing the last box when lsn is the same
+// (lsn_commit changes once per transaction).
+func (b *boxedTx) commitOf(lsn int64) any {
+	if b.commitBox == nil || b.commit != lsn {
+		b.commit, b.commitBox = lsn, lsn
+	}
+	return b.commitBox
 }
 
 // of returns b set for commit time ts and transaction xid, re-boxing only
@@ -84,7 +96,8 @@ type boxedTx struct {
 func (b *boxedTx) of(ts time.Time, xid int64) *boxedTx {
 	if b.txID == nil || b.xid != xid || !b.ts.Equal(ts) {
 		us := ts.UnixMicro()
-		*b = boxedTx{ts: ts, xid: xid, tsMs: us / 1000, tsUs: us, tsNs: us * 1000, txID: xid}
+		*b = boxedTx{ts: ts, xid: xid, tsMs: us / 1000, tsUs: us, tsNs: us * 1000, txID: xid,
+			commit: b.commit, commitBox: b.commitBox}
 	}
 	return b
 }
