@@ -2,10 +2,13 @@ package postgres
 
 import (
 	"encoding/binary"
+	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/relational"
+	"github.com/jackc/pglogrepl"
 )
 
 // pgoutput v1 message builders (test only).
@@ -144,4 +147,60 @@ func FuzzWALDecoder(f *testing.F) {
 		d.decode(2, msgBegin(10, 3))
 		d.decode(3, data) // must not panic
 	})
+}
+
+// TestInsertCellsMatchPglogrepl: the Insert fast path (rawTupleCells, which
+// reads the message bytes itself) gives the cells and errors that
+// pglogrepl.Parse + tupleCells give for the same message — text, null,
+// unchanged TOAST ('u'), empty text, binary ('b', rejected) and a column
+// count that does not match the relation.
+func TestInsertCellsMatchPglogrepl(t *testing.T) {
+	col := func(kind byte, v string) []byte {
+		b := []byte{kind}
+		if kind == 't' || kind == 'b' {
+			b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
+			b = append(b, v...)
+		}
+		return b
+	}
+	tup := func(cols ...[]byte) []byte {
+		b := binary.BigEndian.AppendUint16(nil, uint16(len(cols)))
+		for _, c := range cols {
+			b = append(b, c...)
+		}
+		return b
+	}
+	cases := map[string][]byte{
+		"text":      tup(col('t', "17"), col('t', "héllo, \"x\"")),
+		"null":      tup(col('t', "1"), col('n', "")),
+		"unchanged": tup(col('u', ""), col('t', "")),
+		"binary":    tup(col('t', "1"), col('b', "\x00\x01")),
+		"count":     tup(col('t', "1")),
+	}
+	for name, tb := range cases {
+		d := newWALDecoder()
+		rel := msgRelation(7, "public", "item", "id", "qty")
+		if _, err := d.decode(1, rel); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.decode(2, msgBegin(10, 3)); err != nil {
+			t.Fatal(err)
+		}
+		ins := append(append(binary.BigEndian.AppendUint32([]byte{'I'}, 7), 'N'), tb...)
+		it, gotErr := d.decode(3, ins)
+		msg, err := pglogrepl.Parse(ins)
+		if err != nil {
+			t.Fatalf("%s: pglogrepl: %v", name, err)
+		}
+		want, wantErr := tupleCells(d.relations[7], msg.(*pglogrepl.InsertMessage).Tuple)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("%s: error %v, pglogrepl path %v", name, gotErr, wantErr)
+		}
+		if wantErr == nil && !reflect.DeepEqual(it.after, want) {
+			t.Fatalf("%s: cells %+v, pglogrepl path %+v", name, it.after, want)
+		}
+		if name == "text" && (it.after[1].text != "héllo, \"x\"" || it.op != "c" || it.xid != 3) {
+			t.Fatalf("text: %+v", it)
+		}
+	}
 }

@@ -27,6 +27,9 @@ type offset struct {
 	messageType                           string
 	snapshot                              string
 	lastSnapshotRecord, snapshotCompleted bool
+	// tx, when set, holds the transaction's txId, ts_usec and lsn_commit
+	// already boxed (streaming: shared by every row of a transaction).
+	tx *boxedTx
 }
 
 func i64(v int64) *int64 { return &v }
@@ -34,22 +37,41 @@ func i64(v int64) *int64 { return &v }
 // toMap renders the offset as Debezium writes it. Keys whose value is unknown
 // are left out, as Debezium does.
 func (o offset) toMap() map[string]any {
-	m := map[string]any{}
+	m := make(map[string]any, 6)
 	put := func(k string, p *int64) {
 		if p != nil {
 			m[k] = *p
 		}
 	}
-	put(offTsUsec, o.tsUsec)
-	put(offTxID, o.txID)
-	put(offLSN, o.lsn)
+	if tx := o.tx; tx != nil && o.txID != nil && o.tsUsec != nil && tx.txID != nil &&
+		*o.txID == tx.xid && *o.tsUsec == tx.tsUs.(int64) {
+		m[offTsUsec], m[offTxID] = tx.tsUs, tx.txID
+	} else {
+		put(offTsUsec, o.tsUsec)
+		put(offTxID, o.txID)
+	}
+	// lsn and lsn_proc are the same position for every streamed change:
+	// one box serves both.
+	var lsn any
+	if o.lsn != nil {
+		lsn = *o.lsn
+		m[offLSN] = lsn
+	}
 	if o.snapshot != "" {
 		m[offSnapshot] = o.snapshot
 		m[offLastSnapshotRecord] = o.lastSnapshotRecord
 		m[offSnapshotCompleted] = o.snapshotCompleted
 	}
-	put(offLSNProc, o.lsnProc)
-	put(offLSNCommit, o.lsnCommit)
+	if o.lsnProc != nil && o.lsn != nil && *o.lsnProc == *o.lsn {
+		m[offLSNProc] = lsn
+	} else {
+		put(offLSNProc, o.lsnProc)
+	}
+	if o.lsnCommit != nil && o.tx != nil {
+		m[offLSNCommit] = o.tx.commitOf(*o.lsnCommit)
+	} else {
+		put(offLSNCommit, o.lsnCommit)
+	}
 	if o.messageType != "" {
 		m[offMessageType] = o.messageType
 	}

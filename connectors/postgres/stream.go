@@ -40,6 +40,7 @@ type streamer struct {
 	nextBeat       time.Time       // when the next heartbeat is due (heartbeat.interval.ms > 0)
 	spools         *spoolSet       // in-progress streamed transactions (stream_spool.go)
 	xid            uint32          // transaction being applied (its BEGIN's xid)
+	boxed          boxedTx         // source values shared by the rows of the transaction being applied
 }
 
 // stream runs START_REPLICATION from p.startLSN and turns the pgoutput
@@ -343,10 +344,11 @@ func (s *streamer) change(ctx context.Context, it walItem) error {
 		return err
 	}
 	lsn := it.lsn
+	lsnP, xidP, tx := i64(lsn), i64(int64(it.xid)), s.boxed.of(it.commitTime, int64(it.xid))
 	src := sourceInfo{server: t.cfg.topicPrefix, db: t.cfg.dbname, schema: it.rel.Namespace, table: it.rel.RelationName,
-		ts: it.commitTime, snapshot: snapFalse, txID: i64(int64(it.xid)), lsn: i64(lsn), lastCommitLSN: s.lastCommit}
-	off := offset{lsnProc: i64(lsn), messageType: it.messageType, lsnCommit: s.lastCommit, lsn: i64(lsn),
-		txID: i64(int64(it.xid)), tsUsec: i64(it.commitTime.UnixMicro())}
+		ts: it.commitTime, snapshot: snapFalse, txID: xidP, lsn: lsnP, lastCommitLSN: s.lastCommit, tx: tx}
+	off := offset{lsnProc: lsnP, messageType: it.messageType, lsnCommit: s.lastCommit, lsn: lsnP,
+		txID: xidP, tsUsec: i64(it.commitTime.UnixMicro()), tx: tx}
 	switch it.op {
 	case envelope.OpCreate:
 		// before and after are this change's own (convertChange): the
