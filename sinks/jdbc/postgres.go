@@ -139,16 +139,46 @@ func (d *postgresDialect) columnDef(f field, inKey bool) string {
 
 func (d *postgresDialect) createTable(ctx context.Context, table string, key, cols []field) error {
 	_, err := d.conn.Exec(ctx, createTableSQL(table, key, cols, d.ident, d.columnDef))
+	if lostDDLRace(err) {
+		return nil // another task created it; the caller reads its columns
+	}
 	return retriable(err)
 }
 
 func (d *postgresDialect) addColumns(ctx context.Context, table string, cols []field) error {
 	for _, c := range cols {
-		if _, err := d.conn.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", d.ident(table), d.ident(c.name), pgType(c.schema))); err != nil {
+		_, err := d.conn.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", d.ident(table), d.ident(c.name), pgType(c.schema)))
+		if err != nil && !lostDDLRace(err) {
 			return retriable(err)
 		}
 	}
 	return nil
+}
+
+// lostDDLRace reports whether err is PostgreSQL refusing a CREATE TABLE /
+// ADD COLUMN IF NOT EXISTS because a concurrent transaction (another sink
+// task of the same connector, tasks.max > 1) created the same table or
+// column first: IF NOT EXISTS checks before the catalog insert, so the
+// loser gets duplicate_table (42P07), duplicate_column (42701),
+// duplicate_object (42710: the table's row type) or a unique
+// violation (23505) on the catalog's name index (pg_type_typname_nsp_index,
+// pg_class_relname_nsp_index, pg_attribute_relid_attnam_index). CI saw
+// 23505 on pg_type_typname_nsp_index with two sink tasks.
+func lostDDLRace(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "42P07", "42701", "42710":
+		return true
+	case "23505":
+		switch pe.ConstraintName {
+		case "pg_type_typname_nsp_index", "pg_class_relname_nsp_index", "pg_attribute_relid_attnam_index":
+			return true
+		}
+	}
+	return false
 }
 
 // castExpr reads text expression e as a value of SQL type t.

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/big"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/connectd/connectd/connect"
@@ -571,5 +572,62 @@ func TestColsKeyReuse(t *testing.T) {
 	}
 	if !sameCols("id\x00name\x00", a.cols) || sameCols("id\x00name\x00", b.cols) || sameCols("id\x00name\x00", c.cols) || sameCols("", a.cols) {
 		t.Fatal("sameCols")
+	}
+}
+
+// TestPostgresConcurrentCreateTable: sink tasks of one connector
+// (tasks.max > 1) create the same missing table and add the same missing
+// column at the same time. PostgreSQL's IF NOT EXISTS does not make that
+// safe (the loser can get 23505 on pg_type_typname_nsp_index, as CI saw in
+// TestJdbcSinkAvroTwoTasks, or 42P07/42701): the loser must carry on with
+// the table the winner made.
+func TestPostgresConcurrentCreateTable(t *testing.T) {
+	ctx := context.Background()
+	pg := testenv.PostgresT(t)
+	if err := pg.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseConfig(map[string]string{"connection.url": fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port),
+		"connection.username": pg.User})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tasks = 6
+	ds := make([]*postgresDialect, tasks)
+	for i := range ds {
+		if ds[i], err = openPostgres(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+		defer ds[i].close()
+	}
+	key := []field{{name: "id", schema: connect.NewSchema(connect.Int32).Build()}}
+	cols := []field{{name: "name", schema: connect.NewSchema(connect.String).Optional().Build()}}
+	extra := []field{{name: "note", schema: connect.NewSchema(connect.String).Optional().Build()}}
+	for round := 0; round < 20; round++ {
+		table := fmt.Sprintf("t%d", round)
+		var wg sync.WaitGroup
+		errs := make([]error, tasks)
+		start := make(chan struct{})
+		for i, d := range ds {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if errs[i] = d.createTable(ctx, table, key, cols); errs[i] == nil {
+					errs[i] = d.addColumns(ctx, table, extra)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d, task %d: %v", round, i, err)
+			}
+		}
+		got, ok, err := ds[0].columns(ctx, table)
+		if err != nil || !ok || len(got) != 3 {
+			t.Fatalf("round %d: table %s columns %v exists %v err %v", round, table, got, ok, err)
+		}
 	}
 }
