@@ -222,7 +222,7 @@ func TestSinkTaskHooks(t *testing.T) {
 func TestTraceSummary(t *testing.T) {
 	for in, want := range map[string]string{
 		"boom": "boom",
-		"connect failed:\n\thost: tls error\n\thost: password authentication failed": "connect failed: / host: tls error / host: password authentication failed",
+		"connect failed:\n\thost: tls error\n\thost: password authentication failed":                  "connect failed: / host: tls error / host: password authentication failed",
 		"org.apache.kafka.connect.errors.ConnectException: x\n\tat a.b(C.java:1)\n\tat d.e(F.java:2)": "org.apache.kafka.connect.errors.ConnectException: x",
 	} {
 		if got := traceSummary(in); got != want {

@@ -322,24 +322,10 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 			}
 			dropRange(from, j+2)
 			j++
-		case mariadbTableOptions[w] && depth == 0 && (next == "=" || isOptionValue(toks, sig, j+1)):
-			e := j + 2
-			if next == "=" {
-				e = j + 3
-			}
-			if first == "ALTER" {
-				alterSpec(j, e)
-			} else {
-				from := j
-				if prev == "," {
-					from = j - 1
-				} else if word(e) == "," {
-					e++
-				}
-				dropRange(from, e)
-			}
-			j = e - 1
-		case w == "ROW_FORMAT" && depth == 0 && (next == "PAGE" || next == "=" && word(j+2) == "PAGE"):
+		case depth == 0 && (mariadbTableOptions[w] && (next == "=" || isOptionValue(toks, sig, j+1)) ||
+			w == "ROW_FORMAT" && (next == "PAGE" || next == "=" && word(j+2) == "PAGE")):
+			// A MariaDB-only table option (or ROW_FORMAT=PAGE): dropped from
+			// CREATE, turned into an empty ALTER spec.
 			e := j + 2
 			if next == "=" {
 				e = j + 3

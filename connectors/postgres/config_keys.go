@@ -99,7 +99,7 @@ func withConnectionKeys(d *connect.ConfigDef) *connect.ConfigDef {
 				case "none", "shared":
 					return ""
 				case "custom":
-					return "custom snapshot locking (a Java SnapshotLock class) is not implemented by connectd; use shared or none"
+					return "custom snapshot locking loads a Java SnapshotLock class, which connectd cannot run; use shared or none"
 				}
 				return "must be one of: shared, none"
 			},
