@@ -84,7 +84,6 @@ func joinDomains(m map[string]string) string {
 // neither in the offset nor excluded is left out, so the server sends it
 // from its first transaction.
 func (t *Task) restartGTIDSet(offsetGTIDs string) (gmysql.GTIDSet, error) {
-	own := t.cfg.filterGTIDs(offsetGTIDs)
 	q := "SELECT @@gtid_executed"
 	if t.flavor == flavorMariaDB {
 		q = "SELECT @@gtid_binlog_pos"
@@ -94,10 +93,18 @@ func (t *Task) restartGTIDSet(offsetGTIDs string) (gmysql.GTIDSet, error) {
 		return nil, fmt.Errorf("mysql: read the server's GTID position: %w", err)
 	}
 	server, _ := r.GetString(0, 0)
-	if t.flavor == flavorMariaDB {
+	return t.cfg.restartSet(t.flavor, offsetGTIDs, server)
+}
+
+// restartSet is restartGTIDSet's computation from the offset's GTID set and
+// the server's position (@@gtid_binlog_pos on MariaDB, @@gtid_executed on
+// MySQL), in the flavor's set format.
+func (c *config) restartSet(fl flavor, offsetGTIDs, server string) (gmysql.GTIDSet, error) {
+	own := c.filterGTIDs(offsetGTIDs)
+	if fl == flavorMariaDB {
 		m := mariaDomains(own)
 		for d, g := range mariaDomains(server) {
-			if _, ok := m[d]; !ok && !t.cfg.gtidSourceIncluded(gtidSource(g)) {
+			if _, ok := m[d]; !ok && !c.gtidSourceIncluded(gtidSource(g)) {
 				m[d] = g
 			}
 		}
@@ -105,7 +112,7 @@ func (t *Task) restartGTIDSet(offsetGTIDs string) (gmysql.GTIDSet, error) {
 	}
 	set := own
 	for _, g := range strings.Split(server, ",") {
-		if g = strings.TrimSpace(g); g != "" && !t.cfg.gtidSourceIncluded(gtidSource(g)) {
+		if g = strings.TrimSpace(g); g != "" && !c.gtidSourceIncluded(gtidSource(g)) {
 			set += "," + g
 		}
 	}
