@@ -193,12 +193,21 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
-// SpecInvalidError lists every problem of a spec (REST 400).
-type SpecInvalidError struct{ Errors []FieldError }
+// SpecInvalidError lists every problem of a spec, or of another request
+// body named by What (REST 400).
+type SpecInvalidError struct {
+	Errors []FieldError
+	// What is the invalid body ("Job spec" when empty).
+	What string
+}
 
 func (e *SpecInvalidError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Job spec is invalid and contains the following %d error(s):", len(e.Errors))
+	what := e.What
+	if what == "" {
+		what = "Job spec"
+	}
+	fmt.Fprintf(&b, "%s is invalid and contains the following %d error(s):", what, len(e.Errors))
 	for _, fe := range e.Errors {
 		fmt.Fprintf(&b, "\n%s: %s", fe.Field, fe.Message)
 	}
