@@ -553,34 +553,6 @@ func (m *Manager) SavepointStatus(id, trigger string) (SavepointStatus, error) {
 	return out, nil
 }
 
-// Savepoint takes a savepoint of the running job into
-// <data.dir>/savepoints/<id> and waits for it (TriggerSavepoint, then
-// SavepointStatus until COMPLETED), returning its path; for Go callers.
-// Errors: ErrNotFound, ErrNotRunning, ctx's, the savepoint's failure.
-func (m *Manager) Savepoint(ctx context.Context, id string) (string, error) {
-	trigger, err := m.TriggerSavepoint(id, SavepointRequest{})
-	if err != nil {
-		return "", err
-	}
-	for {
-		st, err := m.SavepointStatus(id, trigger)
-		if err != nil {
-			return "", err
-		}
-		if op := st.Operation; op != nil {
-			if op.FailureCause != nil {
-				return "", errors.New(op.FailureCause.StackTrace)
-			}
-			return op.Location, nil
-		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
 // Close stops every job, each with a final checkpoint (Env.Run's clean
 // stop), and waits for them.
 func (m *Manager) Close() {
