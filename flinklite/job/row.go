@@ -183,7 +183,10 @@ func asInt(v any) (int64, bool) {
 	case float64:
 		return int64(x), true
 	case Decimal:
-		return new(big.Int).Quo(x.Unscaled, pow10(max(x.Scale, 0))).Int64(), true
+		if x.Scale < 0 {
+			return new(big.Int).Mul(x.Unscaled, pow10(-x.Scale)).Int64(), true
+		}
+		return new(big.Int).Quo(x.Unscaled, pow10(x.Scale)).Int64(), true
 	}
 	return 0, false
 }
