@@ -31,7 +31,10 @@ func pow10(n int32) *big.Int { return new(big.Int).Exp(bigTen, big.NewInt(int64(
 
 // String is d in plain notation: "-12.30", "0.05", "1200" (a negative
 // scale multiplies by ten).
-func (d Decimal) String() string {
+func (d Decimal) String() string { return string(d.append(nil)) }
+
+// append appends String's text to b.
+func (d Decimal) append(b []byte) []byte {
 	u := d.Unscaled
 	if u == nil {
 		u = new(big.Int)
@@ -40,22 +43,42 @@ func (d Decimal) String() string {
 		if d.Scale < 0 {
 			u = new(big.Int).Mul(u, pow10(-d.Scale))
 		}
-		return u.String()
+		return u.Append(b, 10)
 	}
-	digits := new(big.Int).Abs(u).String()
-	sign := ""
 	if u.Sign() < 0 {
-		sign = "-"
+		b = append(b, '-')
 	}
-	if n := int(d.Scale) + 1 - len(digits); n > 0 {
-		digits = strings.Repeat("0", n) + digits
+	start := len(b)
+	if u.IsInt64() { // no big.Int allocated in the common case
+		b = strconv.AppendUint(b, absU64(u.Int64()), 10)
+	} else {
+		b = new(big.Int).Abs(u).Append(b, 10)
 	}
-	cut := len(digits) - int(d.Scale)
-	return sign + digits[:cut] + "." + digits[cut:]
+	digits := len(b) - start
+	if n := int(d.Scale) + 1 - digits; n > 0 { // 0.05: leading zeros
+		b = append(b, make([]byte, n)...)
+		copy(b[start+n:], b[start:start+digits])
+		for i := 0; i < n; i++ {
+			b[start+i] = '0'
+		}
+		digits += n
+	}
+	cut := start + digits - int(d.Scale)
+	b = append(b, 0)
+	copy(b[cut+1:], b[cut:len(b)-1])
+	b[cut] = '.'
+	return b
+}
+
+func absU64(x int64) uint64 {
+	if x < 0 {
+		return uint64(-(x + 1)) + 1
+	}
+	return uint64(x)
 }
 
 // MarshalJSON writes d as a JSON number with its exact digits.
-func (d Decimal) MarshalJSON() ([]byte, error) { return []byte(d.String()), nil }
+func (d Decimal) MarshalJSON() ([]byte, error) { return d.append(nil), nil }
 
 // rescale returns d with scale s ≥ d.Scale (the same value).
 func (d Decimal) rescale(s int32) Decimal {
@@ -108,16 +131,23 @@ func parseDecimal(s string) (Decimal, bool) {
 		return Decimal{}, false
 	}
 	intPart, frac, _ := strings.Cut(body, ".")
-	for _, c := range intPart + frac {
-		if c < '0' || c > '9' {
-			return Decimal{}, false
+	var small uint64 // the digits while they fit (18 digits always do)
+	for _, part := range [2]string{intPart, frac} {
+		for i := 0; i < len(part); i++ {
+			c := part[i]
+			if c < '0' || c > '9' {
+				return Decimal{}, false
+			}
+			small = small*10 + uint64(c-'0')
 		}
 	}
-	u, ok := new(big.Int).SetString(intPart+frac, 10)
-	if !ok {
+	var u *big.Int
+	if len(intPart)+len(frac) <= 18 {
+		u = new(big.Int).SetUint64(small)
+	} else if u, _ = new(big.Int).SetString(intPart+frac, 10); u == nil {
 		return Decimal{}, false
 	}
-	if strings.HasPrefix(s, "-") {
+	if s[0] == '-' {
 		u.Neg(u)
 	}
 	return Decimal{Unscaled: u, Scale: int32(len(frac))}, true
@@ -162,8 +192,10 @@ func floatDecimal(f float64) (Decimal, bool) {
 // an exact Decimal of its digits, a literal with an exponent a float64.
 func jsonNumber(n json.Number) any {
 	s := n.String()
-	if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-		return i
+	if !strings.ContainsAny(s, ".eE") {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return i
+		}
 	}
 	if !strings.ContainsAny(s, "eE") {
 		if d, ok := parseDecimal(s); ok {
@@ -383,7 +415,8 @@ func appendValue(b []byte, v any) ([]byte, error) {
 		}
 		return append(b, s...), nil
 	case Decimal:
-		return fmt.Appendf(b, `{"decimal":%q}`, x.String()), nil
+		b = append(b, `{"decimal":"`...)
+		return append(x.append(b), `"}`...), nil
 	}
 	j, err := json.Marshal(v)
 	if err != nil {

@@ -3,12 +3,14 @@ package job
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/flinklite"
@@ -97,7 +99,8 @@ func normalize(v any, schemaName string) any {
 		if x.Unscaled == nil {
 			return nil
 		}
-		return Decimal{Unscaled: new(big.Int).Set(x.Unscaled), Scale: int32(x.Scale)}
+		// shared, not copied: a Decimal is never changed in place
+		return Decimal{Unscaled: x.Unscaled, Scale: int32(x.Scale)}
 	case *connect.Decimal:
 		if x == nil {
 			return nil
@@ -225,20 +228,23 @@ func structRow(s *connect.Struct, meta flinklite.ChangeMeta, et EventTimeSpec) (
 
 // jsonRow decodes a plain JSON object record (source.format=json).
 func jsonRow(m flinklite.Message, et EventTimeSpec) (Row, bool, error) {
-	var f map[string]any
 	if m.Value == nil {
 		return Row{}, false, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(m.Value))
-	dec.UseNumber() // numbers exact: int64, Decimal (jsonNumber)
-	if err := dec.Decode(&f); err != nil {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(m.Value, &raw); err != nil || raw == nil {
+		if err == nil {
+			err = errors.New("null")
+		}
 		return Row{}, false, fmt.Errorf("record %s/%d@%d is not a JSON object: %w", m.Topic, m.Partition, m.Offset, err)
 	}
-	for k, v := range f {
-		switch v.(type) {
-		case map[string]any, []any, json.Number:
-			f[k] = normalize(v, "")
+	f := make(map[string]any, len(raw))
+	for k, v := range raw {
+		x, err := jsonField(v)
+		if err != nil {
+			return Row{}, false, fmt.Errorf("record %s/%d@%d: field %s: %w", m.Topic, m.Partition, m.Offset, k, err)
 		}
+		f[k] = x
 	}
 	r := Row{Fields: f}
 	if et.KafkaTimestamp {
@@ -285,6 +291,39 @@ func compare(a, b any) (int, bool) {
 		return 1, true
 	}
 	return 0, false
+}
+
+// jsonField is the row value of one field of a JSON record: numbers exact
+// (jsonNumber: int64, Decimal, or float64 with an exponent), strings,
+// booleans, null, and objects and arrays as their JSON text (normalize).
+func jsonField(v json.RawMessage) (any, error) {
+	if len(v) == 0 {
+		return nil, errors.New("empty value")
+	}
+	switch c := v[0]; {
+	case c == '-' || c >= '0' && c <= '9':
+		return jsonNumber(json.Number(v)), nil
+	case c == '"':
+		if s := v[1 : len(v)-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+			return string(s), nil // no escape: the text as it is
+		}
+		var s string
+		err := json.Unmarshal(v, &s)
+		return s, err
+	case c == 't':
+		return true, nil
+	case c == 'f':
+		return false, nil
+	case c == 'n':
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	var x any
+	if err := dec.Decode(&x); err != nil {
+		return nil, err
+	}
+	return normalize(x, ""), nil
 }
 
 // compiled is c with its value(s) as row values (literalValue), once
