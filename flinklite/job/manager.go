@@ -393,6 +393,7 @@ type SavepointStatus struct {
 	} `json:"status"`
 	// Operation is absent while in progress.
 	Operation *SavepointInfo `json:"operation,omitempty"`
+	completed time.Time
 }
 
 // SavepointInfo is the outcome of a savepoint: Location on success, else
@@ -416,6 +417,11 @@ const (
 	SavepointInProgress = "IN_PROGRESS"
 	SavepointCompleted  = "COMPLETED"
 )
+
+// operationTTL is how long a completed savepoint operation can be read
+// (Flink's rest.async.store-duration, default 5 min); older ones are
+// forgotten when the next savepoint of the job is triggered.
+const operationTTL = 5 * time.Minute
 
 // savepointTimeout bounds one savepoint operation (Flink's
 // execution.checkpointing.timeout, which bounds savepoints too).
@@ -460,6 +466,11 @@ func (m *Manager) TriggerSavepoint(id string, req SavepointRequest) (string, err
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	for id, op := range j.triggers {
+		if !op.completed.IsZero() && time.Since(op.completed) > operationTTL {
+			delete(j.triggers, id)
+		}
+	}
 	if req.TriggerID != "" {
 		if _, ok := j.triggers[req.TriggerID]; ok {
 			return req.TriggerID, nil
@@ -509,6 +520,7 @@ func (m *Manager) TriggerSavepoint(id string, req SavepointRequest) (string, err
 		}
 		op.Operation = info
 		op.Status.ID = SavepointCompleted
+		op.completed = time.Now()
 	}()
 	return trigger, nil
 }
