@@ -429,6 +429,9 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 			path, err := writeSavepoint(cfg.CheckpointDir, lastID, req.dir)
 			req.reply <- savepointReply{path: path, err: err}
 			e.publishStatus(lag(), lastInfo)
+			if req.stop && err == nil {
+				return nil // stop-with-savepoint: nothing read after it
+			}
 		default:
 		}
 		if now := e.clock.Now(); now.Sub(lastChk) >= cfg.CheckpointInterval {

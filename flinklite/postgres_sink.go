@@ -6,13 +6,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/connectd/connectd/sinks/jdbc"
 	"github.com/jackc/pgx/v5"
 )
 
 // UpsertColumn is one column of an upsert row: its name, its value (nil
-// for SQL NULL; other values are written in PostgreSQL's text format, so
-// a string, number, bool or time.Time fits any column type that parses
-// it) and the SQL type the table is created with.
+// for SQL NULL; other values are written as text — a fmt.Stringer such as
+// an exact decimal by its String — so a string, number, bool or time.Time
+// fits any column type that parses it) and the SQL type, in the target
+// database's dialect, the table is created with.
 type UpsertColumn struct {
 	Name  string
 	Value any
@@ -38,41 +40,55 @@ type PostgresUpsertConfig struct {
 	Table string
 }
 
-// postgresUpsertSink buffers the latest row per key between checkpoints
-// and writes them in one transaction at each checkpoint, with INSERT …
-// ON CONFLICT (key) DO UPDATE (Flink's JDBC upsert sink,
+// upsertSink buffers the latest row per key between checkpoints and
+// writes them in one transaction at each checkpoint, with an idempotent
+// upsert (PostgreSQL's INSERT … ON CONFLICT (key) DO UPDATE, MySQL's
+// INSERT … ON DUPLICATE KEY UPDATE; Flink's JDBC upsert sink,
 // JdbcDynamicTableSink in upsert mode): replaying results after a restore
 // writes the same rows again, so the table converges to the committed
 // results (idempotent writes, at-least-once delivery).
-type postgresUpsertSink[T any] struct {
+type upsertSink[T any] struct {
 	env     *Env
-	cfg     PostgresUpsertConfig
+	table   string
+	w       upsertWriter
 	row     func(Change[T]) (UpsertRow, error)
-	conn    *pgx.Conn
 	created bool
 	order   []string
 	pending map[string]UpsertRow
 }
 
-// ToPostgresUpsert writes s to a PostgreSQL table by idempotent upserts
-// keyed on UpsertRow.Key, committed with each checkpoint of Env.Run (see
-// postgresUpsertSink). row maps an element to its row; an error fails the
-// job. Errors of the database (connection, SQL) fail the checkpoint and so
-// the job, which restarts from its last checkpoint.
-func ToPostgresUpsert[T any](s *Stream[T], cfg PostgresUpsertConfig, row func(Change[T]) (UpsertRow, error)) {
-	k := &postgresUpsertSink[T]{env: s.env, cfg: cfg, row: row, pending: map[string]UpsertRow{}}
+// upsertWriter is one database's side of upsertSink.
+type upsertWriter interface {
+	// write runs rows (distinct keys) in one transaction, creating the
+	// table first (IF NOT EXISTS, with rows[0]'s columns) when create is
+	// set. After an error the next write starts on a new connection.
+	write(ctx context.Context, rows []UpsertRow, create bool) error
+	close()
+}
+
+func newUpsertSink[T any](s *Stream[T], table string, w upsertWriter, row func(Change[T]) (UpsertRow, error)) {
+	k := &upsertSink[T]{env: s.env, table: table, w: w, row: row, pending: map[string]UpsertRow{}}
 	s.subscribe(k)
 	s.env.syncSinks = append(s.env.syncSinks, k)
 }
 
-func (k *postgresUpsertSink[T]) processWatermark(int64) {}
+// ToPostgresUpsert writes s to a PostgreSQL table by idempotent upserts
+// keyed on UpsertRow.Key, committed with each checkpoint of Env.Run (see
+// upsertSink). row maps an element to its row; an error fails the job.
+// Errors of the database (connection, SQL) fail the checkpoint and so the
+// job, which restarts from its last checkpoint.
+func ToPostgresUpsert[T any](s *Stream[T], cfg PostgresUpsertConfig, row func(Change[T]) (UpsertRow, error)) {
+	newUpsertSink(s, cfg.Table, &postgresWriter{cfg: cfg}, row)
+}
 
-func (k *postgresUpsertSink[T]) processElement(e element[T]) {
+func (k *upsertSink[T]) processWatermark(int64) {}
+
+func (k *upsertSink[T]) processElement(e element[T]) {
 	var c Change[T]
 	c.Value, c.Retract = e.v, e.retract
 	r, err := k.row(c)
 	if err != nil {
-		k.env.fail(fmt.Errorf("flinklite: row for %s: %w", k.cfg.Table, err))
+		k.env.fail(fmt.Errorf("flinklite: row for %s: %w", k.table, err))
 		return
 	}
 	id := fmt.Sprint(columnValues(r.Key)...)
@@ -90,11 +106,84 @@ func columnValues(cs []UpsertColumn) []any {
 	return out
 }
 
-func (k *postgresUpsertSink[T]) close() {
-	if k.conn != nil {
-		_ = k.conn.Close(context.Background())
-		k.conn = nil
+func (k *upsertSink[T]) close() { k.w.close() }
+
+func (k *upsertSink[T]) flush(ctx context.Context) error {
+	if len(k.order) == 0 {
+		return nil
 	}
+	rows := make([]UpsertRow, len(k.order))
+	for i, id := range k.order {
+		rows[i] = k.pending[id]
+	}
+	if err := k.w.write(ctx, rows, !k.created); err != nil {
+		return fmt.Errorf("writing %s: %w", k.table, err)
+	}
+	if _, ok := tableTemplate(rows); ok {
+		k.created = true // else only deletes ran: the table may not exist yet
+	}
+	k.order = k.order[:0]
+	clear(k.pending)
+	return nil
+}
+
+// tableTemplate is the first row that is not a delete: the columns a
+// table is created with.
+func tableTemplate(rows []UpsertRow) (UpsertRow, bool) {
+	for _, r := range rows {
+		if !r.Delete {
+			return r, true
+		}
+	}
+	return UpsertRow{}, false
+}
+
+// postgresWriter writes with pgx, one connection.
+type postgresWriter struct {
+	cfg  PostgresUpsertConfig
+	conn *pgx.Conn
+}
+
+func (w *postgresWriter) close() {
+	if w.conn != nil {
+		_ = w.conn.Close(context.Background())
+		w.conn = nil
+	}
+}
+
+func (w *postgresWriter) write(ctx context.Context, rows []UpsertRow, create bool) error {
+	if w.conn == nil {
+		conn, err := pgx.Connect(ctx, w.cfg.URL)
+		if err != nil {
+			return fmt.Errorf("connecting: %w", err)
+		}
+		w.conn = conn
+	}
+	err := pgx.BeginFunc(ctx, w.conn, func(tx pgx.Tx) error {
+		if tmpl, ok := tableTemplate(rows); create && ok {
+			if _, err := tx.Exec(ctx, createUpsertTableSQL(w.cfg.Table, tmpl)); err != nil {
+				return fmt.Errorf("creating the table: %w", err)
+			}
+		} else if create {
+			// Only deletes, and the table may not exist: nothing to delete then.
+			var exists bool
+			if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", quoteIdent(w.cfg.Table)).Scan(&exists); err != nil || !exists {
+				return err
+			}
+		}
+		for _, r := range rows {
+			q, args := upsertSQL(w.cfg.Table, r)
+			if _, err := tx.Exec(ctx, q, args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		// The connection may be broken: reconnect on the next attempt.
+		w.close()
+	}
+	return err
 }
 
 func quoteIdent(name string) string {
@@ -121,47 +210,8 @@ func sqlText(v any) any {
 	return fmt.Sprint(v)
 }
 
-func (k *postgresUpsertSink[T]) flush(ctx context.Context) error {
-	if len(k.order) == 0 {
-		return nil
-	}
-	if k.conn == nil {
-		conn, err := pgx.Connect(ctx, k.cfg.URL)
-		if err != nil {
-			return fmt.Errorf("connecting to %s: %w", k.cfg.Table, err)
-		}
-		k.conn = conn
-	}
-	created := k.created
-	err := pgx.BeginFunc(ctx, k.conn, func(tx pgx.Tx) error {
-		for _, id := range k.order {
-			r := k.pending[id]
-			if !created {
-				if _, err := tx.Exec(ctx, createUpsertTableSQL(k.cfg.Table, r)); err != nil {
-					return fmt.Errorf("creating %s: %w", k.cfg.Table, err)
-				}
-				created = true
-			}
-			q, args := upsertSQL(k.cfg.Table, r)
-			if _, err := tx.Exec(ctx, q, args...); err != nil {
-				return fmt.Errorf("writing %s: %w", k.cfg.Table, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		// The connection may be broken: reconnect on the next attempt.
-		k.close()
-		return err
-	}
-	k.created = created
-	k.order = k.order[:0]
-	clear(k.pending)
-	return nil
-}
-
 // createUpsertTableSQL is CREATE TABLE IF NOT EXISTS with r's key columns
-// as the primary key.
+// as the primary key (jdbc.CreateTableSQL).
 func createUpsertTableSQL(table string, r UpsertRow) string {
 	var defs, pk []string
 	for _, c := range r.Key {
@@ -171,8 +221,7 @@ func createUpsertTableSQL(table string, r UpsertRow) string {
 	for _, c := range r.Values {
 		defs = append(defs, quoteIdent(c.Name)+" "+c.Type)
 	}
-	defs = append(defs, "PRIMARY KEY ("+strings.Join(pk, ", ")+")")
-	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", quoteIdent(table), strings.Join(defs, ", "))
+	return jdbc.CreateTableSQL(quoteIdent(table), defs, pk)
 }
 
 // upsertSQL is the statement writing r: DELETE by key, or INSERT … ON

@@ -52,7 +52,10 @@ type statusBoard struct {
 }
 
 type savepointRequest struct {
-	dir   string
+	dir string
+	// stop ends Env.Run right after the savepoint, before any further
+	// record is read (Flink's stop-with-savepoint).
+	stop  bool
 	reply chan savepointReply
 }
 
@@ -95,7 +98,21 @@ func (e *Env) publishStatus(lag int64, last *CheckpointInfo) {
 // RunConfig.Savepoint. Safe for concurrent use. Errors: ctx's, when the
 // job does not serve the request in time (not running); the checkpoint's.
 func (e *Env) TriggerSavepoint(ctx context.Context, dir string) (string, error) {
-	req := savepointRequest{dir: dir, reply: make(chan savepointReply, 1)}
+	return e.savepoint(ctx, savepointRequest{dir: dir})
+}
+
+// StopWithSavepoint is TriggerSavepoint followed by the end of the job:
+// Env.Run returns nil right after the savepoint is written, having read
+// nothing after it and taken no further checkpoint, so the savepoint holds
+// every output the job committed (Flink's stop-with-savepoint, which the
+// REST API's cancel-job=true asks for). When the savepoint fails, Run
+// returns its error as for a failed checkpoint. Errors: as TriggerSavepoint.
+func (e *Env) StopWithSavepoint(ctx context.Context, dir string) (string, error) {
+	return e.savepoint(ctx, savepointRequest{dir: dir, stop: true})
+}
+
+func (e *Env) savepoint(ctx context.Context, req savepointRequest) (string, error) {
+	req.reply = make(chan savepointReply, 1)
 	select {
 	case e.board.savepoints <- req:
 	case <-ctx.Done():
@@ -105,6 +122,11 @@ func (e *Env) TriggerSavepoint(ctx context.Context, dir string) (string, error) 
 	case r := <-req.reply:
 		return r.path, r.err
 	case <-ctx.Done():
+		select { // a reply sent as ctx ended (the job stopped after it) wins
+		case r := <-req.reply:
+			return r.path, r.err
+		default:
+		}
 		return "", fmt.Errorf("flinklite: savepoint not completed: %w", ctx.Err())
 	}
 }

@@ -265,15 +265,37 @@ func TestFlinkliteJobSurvivesSIGKILL(t *testing.T) {
 		t.Fatal("no late update was emitted: the changes did not reach fired windows, so allowedLateness was not exercised")
 	}
 
-	// A savepoint is written where the response says.
-	code, body = d.do("POST", "/jobs/customer-totals/savepoints", nil)
-	var sp struct {
-		Location string `json:"location"`
+	// A savepoint, asynchronous as Flink's REST API: 202 with a trigger
+	// id, then polled until COMPLETED; its file is where the status says.
+	code, body = d.do("POST", "/jobs/customer-totals/savepoints", map[string]any{"cancel-job": false})
+	var trig struct {
+		ID string `json:"request-id"`
 	}
-	if code != 200 || json.Unmarshal(body, &sp) != nil || sp.Location == "" {
+	if code != 202 || json.Unmarshal(body, &trig) != nil || trig.ID == "" {
 		t.Fatalf("savepoint: %d %s", code, body)
 	}
-	if _, err := os.Stat(sp.Location); err != nil {
+	var sp struct {
+		Status    struct{ ID string } `json:"status"`
+		Operation struct {
+			Location     string          `json:"location"`
+			FailureCause json.RawMessage `json:"failure-cause"`
+		} `json:"operation"`
+	}
+	spDeadline := time.Now().Add(30 * time.Second)
+	for sp.Status.ID != "COMPLETED" {
+		if time.Now().After(spDeadline) {
+			t.Fatalf("savepoint %s never completed: %+v", trig.ID, sp)
+		}
+		time.Sleep(50 * time.Millisecond)
+		code, body = d.do("GET", "/jobs/customer-totals/savepoints/"+trig.ID, nil)
+		if code != 200 || json.Unmarshal(body, &sp) != nil {
+			t.Fatalf("savepoint status: %d %s", code, body)
+		}
+	}
+	if sp.Operation.Location == "" || sp.Operation.FailureCause != nil {
+		t.Fatalf("savepoint failed: %s", body)
+	}
+	if _, err := os.Stat(sp.Operation.Location); err != nil {
 		t.Fatalf("savepoint file: %v", err)
 	}
 	if code, body := d.do("GET", "/jobs", nil); code != 200 || string(body) != `["customer-totals"]` {

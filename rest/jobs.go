@@ -1,10 +1,12 @@
 package rest
 
 import (
-	"context"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"regexp"
 
 	"github.com/connectd/connectd/flinklite/job"
 	"github.com/labstack/echo/v4"
@@ -12,16 +14,18 @@ import (
 
 // routeJobs serves the flinklite jobs of this worker (package
 // flinklite/job): POST /jobs (a JSON job spec), GET /jobs, GET /jobs/{id},
-// DELETE /jobs/{id} and POST /jobs/{id}/savepoints, after Flink's REST
-// API (/jobs, /jobs/:jobid, /jobs/:jobid/savepoints). Jobs run on the
-// worker that received them (their checkpoints are its local files), so
-// these requests are not forwarded to the leader.
+// DELETE /jobs/{id}, POST /jobs/{id}/savepoints and GET
+// /jobs/{id}/savepoints/{triggerid}, after Flink's REST API (/jobs,
+// /jobs/:jobid, /jobs/:jobid/savepoints, /jobs/:jobid/savepoints/:triggerid).
+// Jobs run on the worker that received them (their checkpoints are its
+// local files), so these requests are not forwarded to the leader.
 func (s *Server) routeJobs(e *echo.Echo) {
 	e.POST("/jobs", s.createJob)
 	e.GET("/jobs", s.listJobs)
 	e.GET("/jobs/:id", s.getJob)
 	e.DELETE("/jobs/:id", s.deleteJob)
 	e.POST("/jobs/:id/savepoints", s.savepointJob)
+	e.GET("/jobs/:id/savepoints/:trigger", s.savepointStatus)
 }
 
 // jobErrorBody is ErrorBody with the invalid fields of a spec.
@@ -32,8 +36,9 @@ type jobErrorBody struct {
 }
 
 // jobError writes err with its status: 400 and every invalid field for a
-// *job.SpecInvalidError, 404 for job.ErrNotFound, 409 for job.ErrExists
-// and job.ErrNotRunning, else 500.
+// *job.SpecInvalidError, 404 for job.ErrNotFound and
+// job.ErrTriggerNotFound, 409 for job.ErrExists and job.ErrNotRunning,
+// else 500.
 func jobError(c echo.Context, err error) error {
 	code := http.StatusInternalServerError
 	body := jobErrorBody{Message: err.Error()}
@@ -42,7 +47,7 @@ func jobError(c echo.Context, err error) error {
 	case errors.As(err, &si):
 		code = http.StatusBadRequest
 		body.Errors = si.Errors
-	case errors.Is(err, job.ErrNotFound):
+	case errors.Is(err, job.ErrNotFound), errors.Is(err, job.ErrTriggerNotFound):
 		code = http.StatusNotFound
 	case errors.Is(err, job.ErrExists), errors.Is(err, job.ErrNotRunning):
 		code = http.StatusConflict
@@ -114,19 +119,54 @@ func (s *Server) deleteJob(c echo.Context) error {
 	return c.NoContent(http.StatusNoContent)
 }
 
-// savepointJob answers 200 {"location": path} once the savepoint is
-// written (Flink answers 202 with a trigger id to poll; a savepoint here
-// takes one checkpoint, so the request waits for it, up to requestTimeout).
+// savepointJob triggers a savepoint and answers 202 {"request-id":
+// trigger id} at once, as Flink's POST /jobs/:jobid/savepoints (body
+// SavepointTriggerRequestBody: "target-directory", "cancel-job"; an empty
+// body is {}, as in Flink); GET /jobs/{id}/savepoints/{trigger} polls it.
+// 400 for an invalid body, 404 for an unknown job, 409 when the job is not
+// running.
 func (s *Server) savepointJob(c echo.Context) error {
 	m, err := s.jobs(c)
 	if m == nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), requestTimeout)
-	defer cancel()
-	path, err := m.Savepoint(ctx, c.Param("id"))
+	b, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	var req job.SavepointRequest
+	if len(bytes.TrimSpace(b)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			fe := job.FieldError{Message: err.Error()}
+			if m := unknownFieldRE.FindStringSubmatch(err.Error()); m != nil {
+				fe.Field = m[1]
+			}
+			return jobError(c, &job.SpecInvalidError{Errors: []job.FieldError{fe}, What: "Savepoint request"})
+		}
+	}
+	trigger, err := m.TriggerSavepoint(c.Param("id"), req)
 	if err != nil {
 		return jobError(c, err)
 	}
-	return writeJSON(c, http.StatusOK, map[string]string{"location": path})
+	return writeJSON(c, http.StatusAccepted, map[string]string{"request-id": trigger})
+}
+
+var unknownFieldRE = regexp.MustCompile(`unknown field "([^"]+)"`)
+
+// savepointStatus answers 200 with Flink's AsynchronousOperationResult:
+// {"status": {"id": "IN_PROGRESS"}} or {"status": {"id": "COMPLETED"},
+// "operation": {"location": path} or {"failure-cause": {...}}}; 404 for an
+// unknown job or trigger id.
+func (s *Server) savepointStatus(c echo.Context) error {
+	m, err := s.jobs(c)
+	if m == nil {
+		return err
+	}
+	st, err := m.SavepointStatus(c.Param("id"), c.Param("trigger"))
+	if err != nil {
+		return jobError(c, err)
+	}
+	return writeJSON(c, http.StatusOK, st)
 }

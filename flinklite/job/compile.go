@@ -57,7 +57,10 @@ func CompileWithState(ctx context.Context, env *flinklite.Env, s *Spec, brokers 
 		IdleTimeout:       s.Idleness.D,
 	})
 	if len(s.Filter) > 0 {
-		conds := s.Filter
+		conds := make([]Condition, len(s.Filter))
+		for i, c := range s.Filter {
+			conds[i] = c.compiled()
+		}
 		rows = flinklite.Filter(rows, func(r Row) bool {
 			for _, c := range conds {
 				if !c.matches(r) {
@@ -68,7 +71,12 @@ func CompileWithState(ctx context.Context, env *flinklite.Env, s *Spec, brokers 
 		})
 	}
 	if len(s.Map) > 0 {
-		projs := s.Map
+		projs := append([]Projection(nil), s.Map...)
+		for i := range projs {
+			if projs[i].Value != nil {
+				projs[i].Value = literalValue(projs[i].Value)
+			}
+		}
 		rows = flinklite.Map(rows, func(r Row) Row {
 			f := make(map[string]any, len(r.Fields)+len(projs))
 			for k, v := range r.Fields {
@@ -86,8 +94,7 @@ func CompileWithState(ctx context.Context, env *flinklite.Env, s *Spec, brokers 
 		for i, k := range keyBy {
 			vals[i] = r.Fields[k]
 		}
-		b, _ := json.Marshal(vals)
-		return string(b)
+		return encodeValues(vals) // numbers keep their kind (keyValues)
 	})
 	var assigner flinklite.WindowAssigner
 	switch s.Window.Type {
@@ -109,7 +116,7 @@ func CompileWithState(ctx context.Context, env *flinklite.Env, s *Spec, brokers 
 		late = ws.SideOutputLateData()
 	}
 	results := flinklite.Aggregate(ws, flinklite.AggregateFunction[Row, Acc, Result](specAggregate{aggs: s.Aggregates}))
-	out := resultShape{spec: s}
+	out := &resultShape{spec: s}
 	if k := s.Sinks.Kafka; k != nil {
 		flinklite.ToKafka(results, k.Topic, out.kafkaRecord)
 	}
@@ -118,7 +125,12 @@ func CompileWithState(ctx context.Context, env *flinklite.Env, s *Spec, brokers 
 		if err != nil {
 			return err
 		}
-		flinklite.ToPostgresUpsert(results, flinklite.PostgresUpsertConfig{URL: dsn, Table: j.Table}, out.upsertRow)
+		if j.Dialect() == "mysql" {
+			out.mysql = true
+			flinklite.ToMySQLUpsert(results, flinklite.MySQLUpsertConfig{DSN: dsn, Table: j.Table}, out.upsertRow)
+		} else {
+			flinklite.ToPostgresUpsert(results, flinklite.PostgresUpsertConfig{URL: dsn, Table: j.Table}, out.upsertRow)
+		}
 	}
 	if late != nil {
 		flinklite.ToKafka(late, s.LateOutput.Topic, func(c flinklite.Change[Row]) ([]byte, []byte, error) {
@@ -137,14 +149,17 @@ func CompileWithState(ctx context.Context, env *flinklite.Env, s *Spec, brokers 
 
 // resultShape turns window results into the records and rows of the
 // sinks: window_start and window_end (ms since the epoch in Kafka,
-// timestamptz in the table), the keyBy fields, then the aggregates.
-type resultShape struct{ spec *Spec }
+// timestamptz in PostgreSQL, DATETIME(3) in UTC in MySQL), the keyBy
+// fields, then the aggregates; mysql selects MySQL's column types.
+type resultShape struct {
+	spec  *Spec
+	mysql bool
+}
 
 type windowResult = flinklite.WindowResult[string, Result]
 
 func (o resultShape) keyValues(r windowResult) []any {
-	var vals []any
-	_ = json.Unmarshal([]byte(r.Key), &vals)
+	vals, _ := decodeValues(r.Key)
 	if len(vals) != len(o.spec.KeyBy) {
 		vals = make([]any, len(o.spec.KeyBy))
 	}
@@ -181,43 +196,85 @@ func (o resultShape) kafkaRecord(c flinklite.Change[windowResult]) ([]byte, []by
 }
 
 // upsertRow is the result's table row, keyed on (window_start,
-// window_end, keyBy fields); an emptied window deletes its row.
+// window_end, keyBy fields); an emptied window deletes its row. Numbers
+// go to numeric columns as they are: exact integers and decimals as their
+// digits (numeric in PostgreSQL, DECIMAL(65, scale) in MySQL), floats as
+// double precision.
 func (o resultShape) upsertRow(c flinklite.Change[windowResult]) (flinklite.UpsertRow, error) {
 	r := c.Value
 	kv := o.keyValues(r)
+	ts := "timestamptz"
+	if o.mysql {
+		ts = "datetime(3)"
+	}
 	row := flinklite.UpsertRow{Key: []flinklite.UpsertColumn{
-		{Name: "window_start", Value: time.UnixMilli(r.Window.Start).UTC(), Type: "timestamptz"},
-		{Name: "window_end", Value: time.UnixMilli(r.Window.End).UTC(), Type: "timestamptz"},
+		{Name: "window_start", Value: time.UnixMilli(r.Window.Start).UTC(), Type: ts},
+		{Name: "window_end", Value: time.UnixMilli(r.Window.End).UTC(), Type: ts},
 	}}
 	for i, k := range o.spec.KeyBy {
-		row.Key = append(row.Key, flinklite.UpsertColumn{Name: k, Value: kv[i], Type: sqlType(kv[i])})
+		row.Key = append(row.Key, flinklite.UpsertColumn{Name: k, Value: kv[i], Type: o.sqlType(kv[i], true)})
 	}
 	if r.Value.Rows <= 0 {
 		row.Delete = true
 		return row, nil
 	}
 	for i, a := range o.spec.Aggregates {
-		typ := "numeric"
+		v := r.Value.Values[i]
+		typ := o.sqlType(v, false)
 		switch a.Function {
 		case "count", "distinctCount":
 			typ = "bigint"
 		case "avg":
-			typ = "double precision"
-		case "min", "max":
-			typ = sqlType(r.Value.Values[i])
+			if _, ok := v.(Decimal); !ok && v != nil {
+				typ = o.sqlType(0.0, false)
+			}
 		}
-		row.Values = append(row.Values, flinklite.UpsertColumn{Name: a.Name(), Value: r.Value.Values[i], Type: typ})
+		row.Values = append(row.Values, flinklite.UpsertColumn{Name: a.Name(), Value: v, Type: typ})
 	}
-	row.Values = append(row.Values, flinklite.UpsertColumn{Name: "firing", Value: float64(r.Firing), Type: "integer"})
+	typ := "integer"
+	if o.mysql {
+		typ = "int"
+	}
+	row.Values = append(row.Values, flinklite.UpsertColumn{Name: "firing", Value: int64(r.Firing), Type: typ})
 	return row, nil
 }
 
-func sqlType(v any) string {
-	switch v.(type) {
+// sqlType is the column type of a value: text (varchar(255) in a MySQL
+// key: it cannot index TEXT), boolean, numeric (exact numbers; in MySQL
+// bigint for integers, DECIMAL(65, scale) for decimals), double precision
+// (double) for floats.
+func (o resultShape) sqlType(v any, inKey bool) string {
+	switch x := v.(type) {
 	case string:
+		if o.mysql && inKey {
+			return "varchar(255)"
+		}
+		if o.mysql {
+			return "longtext"
+		}
 		return "text"
 	case bool:
 		return "boolean"
+	case float64:
+		if o.mysql {
+			return "double"
+		}
+		return "double precision"
+	case Decimal:
+		if o.mysql {
+			return fmt.Sprintf("decimal(65,%d)", min(max(x.Scale, 0), 30))
+		}
+	case int64:
+		if o.mysql && inKey {
+			return "bigint"
+		}
+		if o.mysql {
+			return "decimal(65,0)" // a sum of bigints may pass int64
+		}
+	case nil:
+		if o.mysql {
+			return "decimal(65,10)"
+		}
 	}
 	return "numeric"
 }

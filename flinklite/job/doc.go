@@ -2,16 +2,22 @@
 // spec is validated field by field (SpecInvalidError, REST 400), compiled
 // onto the flinklite Go API (Compile: Kafka source, debezium-json or json
 // decoding, watermarks, filter, map, keyBy, window, retracting
-// aggregates, exactly-once Kafka sink, PostgreSQL upsert sink, late side
-// output), and run by a Manager that persists it in data.dir, restarts it
-// after failures and with the worker, and takes savepoints.
+// aggregates, exactly-once Kafka sink, PostgreSQL or MySQL/MariaDB upsert
+// sink, late side output), and run by a Manager that persists it in
+// data.dir, restarts it after failures and with the worker, and takes
+// savepoints asynchronously (Flink's trigger id and status).
 //
 // Invariants:
 //   - A spec compiles to the same job graph (operator ids) every time, so
 //     its checkpoints and savepoints restore into the next run.
-//   - Row values are normalized to JSON's types (float64 numbers, string,
-//     bool, nil) when decoded, so a row is equal before and after a
-//     checkpoint restore, and a retraction finds the value it retracts.
+//   - Numbers stay exact: integers are int64 and decimals (Kafka Connect
+//     Decimal, Debezium VariableScaleDecimal, decimal literals of JSON
+//     records) Decimal through filter, map, sum, min, max and avg (int64
+//     overflow becomes a Decimal; only floats are float64), and are written
+//     as their digits to Kafka (JSON numbers) and to numeric columns.
+//   - Row values keep their kind through a checkpoint (Row's JSON tags
+//     decimals and writes floats with a fraction), so a row is equal before
+//     and after a restore, and a retraction finds the value it retracts.
 //   - A job's state is its worker's local files (data.dir/jobs/<id>): the
 //     REST requests are served by the worker that holds the job, never
 //     forwarded to the leader.

@@ -2,12 +2,15 @@ package job
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"sync"
 	"time"
@@ -27,11 +30,20 @@ var ErrExists = errors.New("job already exists")
 // (REST 409); retry when its state is RUNNING.
 var ErrNotRunning = errors.New("job is not running")
 
+// ErrTriggerNotFound: the job has no savepoint operation with the given
+// trigger id (REST 404; Flink's "Operation not found"): ids are kept in
+// memory, so a worker restart forgets them, as Flink's JobManager does.
+var ErrTriggerNotFound = errors.New("savepoint operation not found")
+
 // Job states, as Flink's JobStatus.
 const (
 	StateRunning    = "RUNNING"
 	StateRestarting = "RESTARTING"
 	StateFailed     = "FAILED"
+	// StateCanceled: the job was stopped by a savepoint with cancel-job
+	// (POST /jobs/{id}/savepoints); it stays so, across worker restarts,
+	// until deleted.
+	StateCanceled = "CANCELED"
 )
 
 // Manager runs the jobs of one worker. Each job is persisted as
@@ -64,6 +76,8 @@ type persisted struct {
 	// topic of a re-created job (same id) distinct from the deleted one's.
 	Incarnation int64     `json:"incarnation"`
 	Created     time.Time `json:"created"`
+	// Canceled: stopped with a savepoint (cancel-job); not started again.
+	Canceled bool `json:"canceled,omitempty"`
 }
 
 type runningJob struct {
@@ -73,9 +87,14 @@ type runningJob struct {
 	done    chan struct{}
 	mu      sync.Mutex
 	env     *flinklite.Env
+	runCtx  context.Context // done when env's Run returns
 	state   string
 	trace   string
 	restart int
+	// stopping: a savepoint with cancel-job was requested, so a nil
+	// return of Env.Run means the job stopped at that savepoint.
+	stopping bool
+	triggers map[string]*SavepointStatus
 }
 
 // NewManager returns the manager of the jobs under dataDir/jobs, reading
@@ -163,8 +182,13 @@ func (m *Manager) start(p persisted) {
 
 func (m *Manager) startLocked(p persisted) {
 	ctx, cancel := context.WithCancel(m.ctx)
-	j := &runningJob{rec: p, dir: filepath.Join(m.dir, p.Spec.ID), cancel: cancel, done: make(chan struct{}), state: StateRestarting}
+	j := &runningJob{rec: p, dir: filepath.Join(m.dir, p.Spec.ID), cancel: cancel, done: make(chan struct{}), state: StateRestarting, triggers: map[string]*SavepointStatus{}}
 	m.jobs[p.Spec.ID] = j
+	if p.Canceled {
+		j.state = StateCanceled
+		close(j.done)
+		return
+	}
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -198,9 +222,10 @@ func (m *Manager) run(ctx context.Context, j *runningJob) {
 				err = Compile(ctx, env, j.rec.Spec, m.brokers, m.opts...)
 			}
 		}
+		runCtx, runDone := context.WithCancel(ctx)
 		if err == nil {
 			j.mu.Lock()
-			j.env, j.state, j.trace = env, StateRunning, ""
+			j.env, j.runCtx, j.state, j.trace = env, runCtx, StateRunning, ""
 			j.mu.Unlock()
 			m.log.Info("flinklite job running", "job", j.rec.Spec.ID, "restarts", j.restart)
 			started := time.Now()
@@ -214,8 +239,19 @@ func (m *Manager) run(ctx context.Context, j *runningJob) {
 				delay = time.Second // ran fine for a while: a new failure starts the backoff over
 			}
 		}
+		runDone() // a savepoint request the ended run did not serve fails
 		if state != nil {
 			state.Close()
+		}
+		j.mu.Lock()
+		stopped := err == nil && j.stopping && ctx.Err() == nil
+		if stopped {
+			j.state, j.env = StateCanceled, nil
+		}
+		j.mu.Unlock()
+		if stopped {
+			m.log.Info("flinklite job stopped with a savepoint", "job", j.rec.Spec.ID)
+			return
 		}
 		if ctx.Err() != nil {
 			if err != nil {
@@ -329,24 +365,204 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 	return nil
 }
 
-// Savepoint takes a savepoint of the running job into
-// <data.dir>/savepoints/<id> (kept when the job is deleted, so that a new
-// job can start from it) and returns its path. Errors:
-// ErrNotFound, ErrNotRunning, the checkpoint's.
-func (m *Manager) Savepoint(ctx context.Context, id string) (string, error) {
+// SavepointRequest is the body of POST /jobs/{id}/savepoints, Flink's
+// SavepointTriggerRequestBody (REST API reference, /jobs/:jobid/savepoints).
+type SavepointRequest struct {
+	// TargetDirectory is the directory the savepoint file is written to:
+	// an absolute path; empty: <data.dir>/savepoints/<id> (Flink's
+	// state.savepoints.dir).
+	TargetDirectory string `json:"target-directory,omitempty"`
+	// CancelJob stops the job right after the savepoint (Flink's
+	// cancel-job): nothing is read after it, and the job stays CANCELED.
+	CancelJob bool `json:"cancel-job,omitempty"`
+	// TriggerID, when set (32 hex digits), names the operation instead of
+	// a random id; triggering an id that exists returns it again without a
+	// new savepoint (Flink's idempotent triggerId).
+	TriggerID string `json:"triggerId,omitempty"`
+	// FormatType is Flink's CANONICAL or NATIVE; accepted for
+	// compatibility: flinklite has one savepoint format.
+	FormatType string `json:"formatType,omitempty"`
+}
+
+// SavepointStatus is GET /jobs/{id}/savepoints/{triggerid}: Flink's
+// AsynchronousOperationResult with a SavepointInfo operation.
+type SavepointStatus struct {
+	Status struct {
+		// ID is IN_PROGRESS or COMPLETED (Flink's QueueStatus.Id).
+		ID string `json:"id"`
+	} `json:"status"`
+	// Operation is absent while in progress.
+	Operation *SavepointInfo `json:"operation,omitempty"`
+	completed time.Time
+}
+
+// SavepointInfo is the outcome of a savepoint: Location on success, else
+// FailureCause (Flink's SavepointInfo).
+type SavepointInfo struct {
+	Location     string        `json:"location,omitempty"`
+	FailureCause *FailureCause `json:"failure-cause,omitempty"`
+}
+
+// FailureCause is Flink's SerializedThrowable as its REST API writes it:
+// "class" (here the kind of failure) and "stack-trace" (here the error
+// message). Flink's "serialized-throwable" (a Java-serialized exception)
+// has no meaning outside a JVM and is left out.
+type FailureCause struct {
+	Class      string `json:"class"`
+	StackTrace string `json:"stack-trace"`
+}
+
+// Savepoint statuses, as Flink's QueueStatus.Id.
+const (
+	SavepointInProgress = "IN_PROGRESS"
+	SavepointCompleted  = "COMPLETED"
+)
+
+// operationTTL is how long a completed savepoint operation can be read
+// (Flink's rest.async.store-duration, default 5 min); older ones are
+// forgotten when the next savepoint of the job is triggered.
+const operationTTL = 5 * time.Minute
+
+// savepointTimeout bounds one savepoint operation (Flink's
+// execution.checkpointing.timeout, which bounds savepoints too).
+const savepointTimeout = 10 * time.Minute
+
+var triggerIDRE = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// TriggerSavepoint starts a savepoint of the running job and returns its
+// trigger id at once (Flink's POST /jobs/:jobid/savepoints, answered 202);
+// SavepointStatus tells when it completes. The savepoint is a checkpoint
+// committed at once whose file is copied to req.TargetDirectory (kept when
+// the job is deleted, so that a new job can start from it with
+// spec.savepoint). With req.CancelJob the job stops right after the
+// savepoint and stays CANCELED (persisted in job.json); if the savepoint
+// fails, the job restarts from its last checkpoint instead. Errors:
+// ErrNotFound, ErrNotRunning, *SpecInvalidError for a relative
+// target-directory, a malformed triggerId or formatType.
+func (m *Manager) TriggerSavepoint(id string, req SavepointRequest) (string, error) {
+	var errs []FieldError
+	dir := req.TargetDirectory
+	if dir != "" && !filepath.IsAbs(dir) {
+		errs = append(errs, FieldError{Field: "target-directory", Message: fmt.Sprintf("must be an absolute path, got %q", dir)})
+	}
+	if req.TriggerID != "" && !triggerIDRE.MatchString(req.TriggerID) {
+		errs = append(errs, FieldError{Field: "triggerId", Message: fmt.Sprintf("must be 32 hexadecimal digits, got %q", req.TriggerID)})
+	}
+	if req.FormatType != "" && req.FormatType != "CANONICAL" && req.FormatType != "NATIVE" {
+		errs = append(errs, FieldError{Field: "formatType", Message: fmt.Sprintf("must be CANONICAL or NATIVE, got %q", req.FormatType)})
+	}
+	if len(errs) > 0 {
+		return "", &SpecInvalidError{Errors: errs, What: "Savepoint request"}
+	}
+	if dir == "" {
+		dir = filepath.Join(m.spDir, id)
+	}
+	dir = filepath.Clean(dir)
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	j, ok := m.jobs[id]
-	m.mu.Unlock()
 	if !ok {
 		return "", fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
 	j.mu.Lock()
-	env, state := j.env, j.state
-	j.mu.Unlock()
-	if env == nil || state != StateRunning {
+	defer j.mu.Unlock()
+	for id, op := range j.triggers {
+		if !op.completed.IsZero() && time.Since(op.completed) > operationTTL {
+			delete(j.triggers, id)
+		}
+	}
+	if req.TriggerID != "" {
+		if _, ok := j.triggers[req.TriggerID]; ok {
+			return req.TriggerID, nil
+		}
+	}
+	env, runCtx, state := j.env, j.runCtx, j.state
+	if env == nil || state != StateRunning || j.stopping {
+		if j.stopping {
+			state = "stopping with a savepoint"
+		}
 		return "", fmt.Errorf("job %s is %s: %w", id, state, ErrNotRunning)
 	}
-	return env.TriggerSavepoint(ctx, filepath.Join(m.spDir, id))
+	trigger := req.TriggerID
+	if trigger == "" {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		trigger = hex.EncodeToString(b[:])
+	}
+	op := &SavepointStatus{}
+	op.Status.ID = SavepointInProgress
+	j.triggers[trigger] = op
+	j.stopping = req.CancelJob
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		// The run the request went to may end first (a failure, a
+		// restart): the operation fails then instead of waiting.
+		ctx, cancel := context.WithTimeout(runCtx, savepointTimeout)
+		defer cancel()
+		var path string
+		var err error
+		if req.CancelJob {
+			path, err = env.StopWithSavepoint(ctx, dir)
+		} else {
+			path, err = env.TriggerSavepoint(ctx, dir)
+		}
+		if err == nil && req.CancelJob {
+			err = m.persistCanceled(j)
+		}
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		info := &SavepointInfo{Location: path}
+		if err != nil {
+			info = &SavepointInfo{FailureCause: &FailureCause{Class: "flinklite.SavepointFailure", StackTrace: err.Error()}}
+			j.stopping = false
+			m.log.Warn("flinklite savepoint failed", "job", id, "trigger", trigger, "error", err)
+		}
+		op.Operation = info
+		op.Status.ID = SavepointCompleted
+		op.completed = time.Now()
+	}()
+	return trigger, nil
+}
+
+// persistCanceled records in job.json that the job stopped with a
+// savepoint, so that a restarted worker does not start it again.
+func (m *Manager) persistCanceled(j *runningJob) error {
+	p := j.rec
+	p.Canceled = true
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(j.dir, ".job.json.tmp")
+	if err := writeSynced(tmp, b); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(j.dir, "job.json"))
+}
+
+// SavepointStatus returns the state of the savepoint operation trigger
+// of job id (Flink's GET /jobs/:jobid/savepoints/:triggerid). Errors:
+// ErrNotFound, ErrTriggerNotFound.
+func (m *Manager) SavepointStatus(id, trigger string) (SavepointStatus, error) {
+	m.mu.Lock()
+	j, ok := m.jobs[id]
+	m.mu.Unlock()
+	if !ok {
+		return SavepointStatus{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	op, ok := j.triggers[trigger]
+	if !ok {
+		return SavepointStatus{}, fmt.Errorf("job %s, trigger %s: %w", id, trigger, ErrTriggerNotFound)
+	}
+	out := *op
+	if op.Operation != nil {
+		info := *op.Operation
+		out.Operation = &info
+	}
+	return out, nil
 }
 
 // Close stops every job, each with a final checkpoint (Env.Run's clean

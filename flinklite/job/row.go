@@ -1,52 +1,121 @@
 package job
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/big"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/flinklite"
 )
 
-// Row is one row of a job: its fields, with values normalized to what
-// encoding/json gives back (float64 for every number, string, bool, nil),
-// so that a row is the same before and after a checkpoint restore, and
-// its event time in ms since the epoch.
+// Row is one row of a job: its fields and its event time in ms since the
+// epoch. Field values are nil, string, bool, int64 (every integer type),
+// float64 (float and double), Decimal (Kafka Connect Decimal, Debezium
+// VariableScaleDecimal, decimal literals of JSON records) or string (times,
+// bytes, structs and arrays as text). A Row's JSON (MarshalJSON) keeps the
+// kind of each number, so a row is the same before and after a checkpoint
+// restore and a retraction finds the value it retracts.
 type Row struct {
-	Fields map[string]any `json:"f"`
-	Time   int64          `json:"t"`
+	Fields map[string]any
+	Time   int64
 }
 
-// normalize turns a Kafka Connect value into a Row field value: integers,
-// floats and decimals become float64 (exact up to 2^53), times RFC 3339
-// strings, bytes strings; structs, arrays and maps their JSON.
-func normalize(v any) any {
+// MarshalJSON writes {"f": {field: value...}, "t": ms} with the values in
+// appendValue's encoding.
+func (r Row) MarshalJSON() ([]byte, error) {
+	keys := make([]string, 0, len(r.Fields))
+	for k := range r.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b := []byte(`{"f":{`)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		kb, _ := json.Marshal(k)
+		b = append(append(b, kb...), ':')
+		var err error
+		if b, err = appendValue(b, r.Fields[k]); err != nil {
+			return nil, fmt.Errorf("field %s: %w", k, err)
+		}
+	}
+	b = append(b, `},"t":`...)
+	b = strconv.AppendInt(b, r.Time, 10)
+	return append(b, '}'), nil
+}
+
+// UnmarshalJSON reads MarshalJSON's form (and, from checkpoints of
+// earlier versions, plain JSON numbers: integers become int64).
+func (r *Row) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var w struct {
+		F map[string]any `json:"f"`
+		T int64          `json:"t"`
+	}
+	if err := dec.Decode(&w); err != nil {
+		return err
+	}
+	for k, v := range w.F {
+		x, err := fromJSON(v)
+		if err != nil {
+			return fmt.Errorf("field %s: %w", k, err)
+		}
+		w.F[k] = x
+	}
+	r.Fields, r.Time = w.F, w.T
+	return nil
+}
+
+// normalize turns a Kafka Connect value into a Row field value: integers
+// int64, floats float64, decimals Decimal (exact), times RFC 3339 strings,
+// bytes strings; structs, arrays and maps their JSON. schemaName is the
+// field's Kafka Connect schema name (Debezium's VariableScaleDecimal is a
+// struct of "scale" and "value", the unscaled two's-complement bytes).
+func normalize(v any, schemaName string) any {
 	switch x := v.(type) {
-	case nil, string, bool, float64:
+	case nil, string, bool, float64, int64, Decimal:
 		return x
 	case int8:
-		return float64(x)
+		return int64(x)
 	case int16:
-		return float64(x)
+		return int64(x)
 	case int32:
-		return float64(x)
-	case int64:
-		return float64(x)
+		return int64(x)
 	case int:
-		return float64(x)
+		return int64(x)
 	case float32:
 		return float64(x)
 	case connect.Decimal:
-		f, _ := new(big.Rat).SetFrac(x.Unscaled, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(x.Scale)), nil)).Float64()
-		return f
+		if x.Unscaled == nil {
+			return nil
+		}
+		// shared, not copied: a Decimal is never changed in place
+		return Decimal{Unscaled: x.Unscaled, Scale: int32(x.Scale)}
 	case *connect.Decimal:
 		if x == nil {
 			return nil
 		}
-		return normalize(*x)
+		return normalize(*x, "")
+	case *connect.Struct:
+		if schemaName == variableScaleDecimal && x != nil {
+			sc, ok := asInt(x.Get("scale"))
+			raw, ok2 := x.Get("value").([]byte)
+			if ok && ok2 {
+				return Decimal{Unscaled: fromTwosComplement(raw), Scale: int32(sc)}
+			}
+		}
+	case json.Number:
+		return jsonNumber(x)
 	case time.Time:
 		return x.UTC().Format(time.RFC3339Nano)
 	case []byte:
@@ -58,6 +127,11 @@ func normalize(v any) any {
 	}
 	return string(b)
 }
+
+// variableScaleDecimal is Debezium's schema name of a decimal without a
+// fixed scale (decimal.handling.mode=precise: PostgreSQL numeric without
+// scale, MySQL/MariaDB DECIMAL of variable scale).
+const variableScaleDecimal = "io.debezium.data.VariableScaleDecimal"
 
 // eventTimeOf returns the ms since the epoch of a field value, by its
 // Kafka Connect schema name when there is one (Debezium's temporal types,
@@ -111,6 +185,11 @@ func asInt(v any) (int64, bool) {
 		return int64(x), true
 	case float64:
 		return int64(x), true
+	case Decimal:
+		if x.Scale < 0 {
+			return new(big.Int).Mul(x.Unscaled, pow10(-x.Scale)).Int64(), true
+		}
+		return new(big.Int).Quo(x.Unscaled, pow10(x.Scale)).Int64(), true
 	}
 	return 0, false
 }
@@ -121,7 +200,11 @@ func asInt(v any) (int64, bool) {
 func structRow(s *connect.Struct, meta flinklite.ChangeMeta, et EventTimeSpec) (Row, error) {
 	r := Row{Fields: make(map[string]any, len(s.Schema.Fields))}
 	for _, f := range s.Schema.Fields {
-		r.Fields[f.Name] = normalize(s.Get(f.Name))
+		name := ""
+		if f.Schema != nil {
+			name = f.Schema.Name
+		}
+		r.Fields[f.Name] = normalize(s.Get(f.Name), name)
 	}
 	if et.KafkaTimestamp {
 		r.Time = meta.Timestamp.UnixMilli()
@@ -145,18 +228,23 @@ func structRow(s *connect.Struct, meta flinklite.ChangeMeta, et EventTimeSpec) (
 
 // jsonRow decodes a plain JSON object record (source.format=json).
 func jsonRow(m flinklite.Message, et EventTimeSpec) (Row, bool, error) {
-	var f map[string]any
 	if m.Value == nil {
 		return Row{}, false, nil
 	}
-	if err := json.Unmarshal(m.Value, &f); err != nil {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(m.Value, &raw); err != nil || raw == nil {
+		if err == nil {
+			err = errors.New("null")
+		}
 		return Row{}, false, fmt.Errorf("record %s/%d@%d is not a JSON object: %w", m.Topic, m.Partition, m.Offset, err)
 	}
-	for k, v := range f {
-		switch v.(type) {
-		case map[string]any, []any:
-			f[k] = normalize(v)
+	f := make(map[string]any, len(raw))
+	for k, v := range raw {
+		x, err := jsonField(v)
+		if err != nil {
+			return Row{}, false, fmt.Errorf("record %s/%d@%d: field %s: %w", m.Topic, m.Partition, m.Offset, k, err)
 		}
+		f[k] = x
 	}
 	r := Row{Fields: f}
 	if et.KafkaTimestamp {
@@ -175,22 +263,14 @@ func jsonRow(m flinklite.Message, et EventTimeSpec) (Row, bool, error) {
 	return r, true, nil
 }
 
-// compare orders a and b: numbers numerically, strings lexically, bools
-// false < true. ok is false for NULL or mixed types (SQL's UNKNOWN).
+// compare orders a and b: numbers numerically and exactly, whatever
+// their kind (compareNumbers), strings lexically, bools false < true. ok
+// is false for NULL or mixed types (SQL's UNKNOWN).
 func compare(a, b any) (int, bool) {
+	if isNumber(a) {
+		return compareNumbers(a, b)
+	}
 	switch x := a.(type) {
-	case float64:
-		y, ok := b.(float64)
-		if !ok {
-			return 0, false
-		}
-		switch {
-		case x < y:
-			return -1, true
-		case x > y:
-			return 1, true
-		}
-		return 0, true
 	case string:
 		y, ok := b.(string)
 		if !ok {
@@ -213,7 +293,55 @@ func compare(a, b any) (int, bool) {
 	return 0, false
 }
 
-// matches evaluates one filter condition on r.
+// jsonField is the row value of one field of a JSON record: numbers exact
+// (jsonNumber: int64, Decimal, or float64 with an exponent), strings,
+// booleans, null, and objects and arrays as their JSON text (normalize).
+func jsonField(v json.RawMessage) (any, error) {
+	if len(v) == 0 {
+		return nil, errors.New("empty value")
+	}
+	switch c := v[0]; {
+	case c == '-' || c >= '0' && c <= '9':
+		return jsonNumber(json.Number(v)), nil
+	case c == '"':
+		if s := v[1 : len(v)-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+			return string(s), nil // no escape: the text as it is
+		}
+		var s string
+		err := json.Unmarshal(v, &s)
+		return s, err
+	case c == 't':
+		return true, nil
+	case c == 'f':
+		return false, nil
+	case c == 'n':
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.UseNumber()
+	var x any
+	if err := dec.Decode(&x); err != nil {
+		return nil, err
+	}
+	return normalize(x, ""), nil
+}
+
+// compiled is c with its value(s) as row values (literalValue), once
+// instead of per row.
+func (c Condition) compiled() Condition {
+	if xs, ok := c.Value.([]any); ok {
+		vals := make([]any, len(xs))
+		for i, x := range xs {
+			vals[i] = literalValue(x)
+		}
+		c.Value = vals
+	} else if c.Value != nil {
+		c.Value = literalValue(c.Value)
+	}
+	return c
+}
+
+// matches evaluates one filter condition (compiled) on r.
 func (c Condition) matches(r Row) bool {
 	v := r.Fields[c.Field]
 	switch c.Op {
@@ -250,22 +378,38 @@ func (c Condition) matches(r Row) bool {
 	return false
 }
 
+// literalValue is the row value of a constant of a spec: a number as
+// written is an int64, a Decimal or a float64 (jsonNumber; a float64 from
+// a Go-built spec by literalNumber), strings and booleans as they are,
+// objects and arrays their JSON.
+func literalValue(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		return jsonNumber(x)
+	case float64:
+		return literalNumber(x)
+	case nil, string, bool:
+		return x
+	}
+	return normalize(v, "")
+}
+
 // apply computes one projection into a copy-on-write of r's fields.
 func (p Projection) apply(f map[string]any) {
 	if p.Value != nil {
-		f[p.As] = p.Value
+		f[p.As] = p.Value // compiled: literalValue
 		return
 	}
 	v := f[p.Field]
 	switch x := v.(type) {
-	case float64:
+	case int64, float64, Decimal:
+		// exact for exact values: amount × 100 of a Decimal is a Decimal
 		if p.Multiply != nil {
-			x *= *p.Multiply
+			v = mulNumbers(v, *p.Multiply)
 		}
 		if p.Add != nil {
-			x += *p.Add
+			v = addNumbers(v, literalNumber(*p.Add))
 		}
-		v = x
 	case string:
 		switch p.Case {
 		case "lower":

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/connectd/connectd/sinks/jdbc"
 )
 
 // Spec is a job written as JSON: the operations of the flinklite Go API
@@ -88,19 +89,43 @@ type EventTimeSpec struct {
 type Condition struct {
 	Field string `json:"field"`
 	Op    string `json:"op"`
-	Value any    `json:"value,omitempty"`
+	// Value is a string, bool, json.Number (a number as written, so that
+	// it meets exact row values exactly: literalValue) or an array of them.
+	Value any `json:"value,omitempty"`
+}
+
+// UnmarshalJSON decodes c with its numbers as written (json.Number).
+func (c *Condition) UnmarshalJSON(b []byte) error {
+	type plain Condition
+	return decodeExact(b, (*plain)(c))
+}
+
+// decodeExact decodes b into v with numbers kept as json.Number and
+// unknown fields refused (as ParseSpec).
+func decodeExact(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }
 
 // Projection sets field As to Value (a constant) or to field Field,
 // multiplied by Multiply then increased by Add (numbers), or with Case
 // "lower"/"upper" (strings).
 type Projection struct {
-	As       string   `json:"as"`
-	Field    string   `json:"field,omitempty"`
+	As    string `json:"as"`
+	Field string `json:"field,omitempty"`
+	// Value is a constant; a number is kept as written (json.Number).
 	Value    any      `json:"value,omitempty"`
 	Multiply *float64 `json:"multiply,omitempty"`
 	Add      *float64 `json:"add,omitempty"`
 	Case     string   `json:"case,omitempty"`
+}
+
+// UnmarshalJSON decodes p with a constant number as written (json.Number).
+func (p *Projection) UnmarshalJSON(b []byte) error {
+	type plain Projection
+	return decodeExact(b, (*plain)(p))
 }
 
 // WindowSpec is the window assigner: "tumbling" (Size, optional Offset),
@@ -140,7 +165,9 @@ type SinksSpec struct {
 
 // JDBCSpec is the upsert table, with the JDBC sink connector's keys.
 type JDBCSpec struct {
-	// URL is jdbc:postgresql://host:port/db (only PostgreSQL).
+	// URL is jdbc:postgresql://host:port/db, jdbc:mysql://host:port/db or
+	// jdbc:mariadb://host:port/db (the JDBC sink connector's
+	// connection.url).
 	URL      string `json:"connection.url"`
 	User     string `json:"connection.username,omitempty"`
 	Password string `json:"connection.password,omitempty"`
@@ -193,12 +220,21 @@ type FieldError struct {
 	Message string `json:"message"`
 }
 
-// SpecInvalidError lists every problem of a spec (REST 400).
-type SpecInvalidError struct{ Errors []FieldError }
+// SpecInvalidError lists every problem of a spec, or of another request
+// body named by What (REST 400).
+type SpecInvalidError struct {
+	Errors []FieldError
+	// What is the invalid body ("Job spec" when empty).
+	What string
+}
 
 func (e *SpecInvalidError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Job spec is invalid and contains the following %d error(s):", len(e.Errors))
+	what := e.What
+	if what == "" {
+		what = "Job spec"
+	}
+	fmt.Fprintf(&b, "%s is invalid and contains the following %d error(s):", what, len(e.Errors))
 	for _, fe := range e.Errors {
 		fmt.Fprintf(&b, "\n%s: %s", fe.Field, fe.Message)
 	}
@@ -289,7 +325,7 @@ func (s *Spec) Validate() error {
 		switch c.Op {
 		case "=", "!=", "<", "<=", ">", ">=":
 			switch c.Value.(type) {
-			case string, float64, bool:
+			case string, json.Number, float64, bool:
 			default:
 				bad(p+".value", "op %s needs a string, number or boolean value", c.Op)
 			}
@@ -432,24 +468,18 @@ func (a AggregateSpec) Name() string {
 	return a.Function + "_" + a.Field
 }
 
-// DSN turns the JDBC URL (and user and password) into a pgx URL:
-// jdbc:postgresql://h:p/db?k=v → postgres://user:pass@h:p/db?k=v. Errors:
-// not a jdbc:postgresql:// URL.
+// DSN turns the JDBC URL (and user and password) into the Go driver's
+// DSN, as the JDBC sink connector does (jdbc.DriverDSN): a pgx URL for
+// jdbc:postgresql://, a go-sql-driver/mysql DSN in UTC for jdbc:mysql://
+// and jdbc:mariadb://. Errors: not a JDBC URL, another database.
 func (j *JDBCSpec) DSN() (string, error) {
-	rest, ok := strings.CutPrefix(strings.TrimSpace(j.URL), "jdbc:")
-	if !ok {
-		return "", fmt.Errorf("invalid value %q: a JDBC URL starts with jdbc:", j.URL)
-	}
-	u, err := url.Parse(rest)
-	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("invalid value %q: not a JDBC URL", j.URL)
-	}
-	if u.Scheme != "postgresql" {
-		return "", fmt.Errorf("invalid value %q: unsupported database %q (postgresql)", j.URL, u.Scheme)
-	}
-	u.Scheme = "postgres"
-	if j.User != "" {
-		u.User = url.UserPassword(j.User, j.Password)
-	}
-	return u.String(), nil
+	_, dsn, err := jdbc.DriverDSN(j.URL, j.User, j.Password)
+	return dsn, err
+}
+
+// Dialect is "postgresql" or "mysql" (MySQL and MariaDB), by the URL;
+// empty for an invalid URL.
+func (j *JDBCSpec) Dialect() string {
+	d, _, _ := jdbc.DriverDSN(j.URL, j.User, j.Password)
+	return d
 }

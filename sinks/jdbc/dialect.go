@@ -3,9 +3,7 @@ package jdbc
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
-	"strings"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -75,10 +73,7 @@ func createTableSQL(table string, key, cols []field, ident func(string) string, 
 	for _, c := range cols {
 		defs = append(defs, columnDef(c, false))
 	}
-	if len(pk) > 0 {
-		defs = append(defs, "PRIMARY KEY ("+strings.Join(pk, ", ")+")")
-	}
-	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (%s)", ident(table), strings.Join(defs, ", "))
+	return CreateTableSQL(ident(table), defs, pk)
 }
 
 // columnRows is the part of *sql.Rows and pgx.Rows that scanColumns reads.

@@ -69,7 +69,7 @@ func openMySQL(ctx context.Context, cfg *config) (*mysqlDialect, error) {
 
 func (d *mysqlDialect) close()                     { d.db.Close() }
 func (d *mysqlDialect) storedName(n string) string { return n }
-func (d *mysqlDialect) ident(n string) string      { return "`" + strings.ReplaceAll(n, "`", "``") + "`" }
+func (d *mysqlDialect) ident(n string) string      { return MySQLIdent(n) }
 
 func (d *mysqlDialect) columns(ctx context.Context, table string) (map[string]string, bool, error) {
 	rows, err := d.db.QueryContext(ctx, `SELECT COLUMN_NAME, COLUMN_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?`, table)
@@ -245,8 +245,9 @@ func (d *mysqlDialect) applyOp(ctx context.Context, tx *sql.Tx, op tableOp) erro
 		fields = op.key
 	}
 	names := make([]string, len(fields))
+	rawNames := make([]string, len(fields))
 	for i, f := range fields {
-		names[i] = d.ident(f.name)
+		names[i], rawNames[i] = d.ident(f.name), f.name
 	}
 	rowArgs := func(c *change) ([]any, error) {
 		vals := append(append([]field(nil), c.key...), c.cols...)
@@ -261,7 +262,6 @@ func (d *mysqlDialect) applyOp(ctx context.Context, tx *sql.Tx, op tableOp) erro
 		return out, nil
 	}
 	nk := len(op.key)
-	tuple := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(fields)), ", ") + ")"
 	if op.kind == writeUpdate {
 		var set, where []string
 		for i := nk; i < len(fields); i++ {
@@ -316,35 +316,21 @@ func (d *mysqlDialect) applyOp(ctx context.Context, tx *sql.Tx, op tableOp) erro
 	for start := 0; start < len(op.rows); start += per {
 		rows := op.rows[start:min(start+per, len(op.rows))]
 		var args []any
-		tuples := make([]string, len(rows))
-		for i, c := range rows {
+		for _, c := range rows {
 			a, err := rowArgs(c)
 			if err != nil {
 				return err
 			}
 			args = append(args, a...)
-			tuples[i] = tuple
 		}
 		var q string
 		switch op.kind {
 		case writeDelete:
-			if nk == 1 {
-				q = fmt.Sprintf("DELETE FROM %s WHERE %s IN (%s)", t, names[0], strings.TrimSuffix(strings.Repeat("?, ", len(rows)), ", "))
-			} else {
-				q = fmt.Sprintf("DELETE FROM %s WHERE (%s) IN (%s)", t, strings.Join(names, ", "), strings.Join(tuples, ", "))
-			}
+			q = MySQLDeleteSQL(t, rawNames, len(rows))
+		case writeUpsert:
+			q = MySQLUpsertSQL(t, rawNames, nk, len(rows))
 		default:
-			q = fmt.Sprintf("INSERT INTO %s (%s) VALUES %s", t, strings.Join(names, ", "), strings.Join(tuples, ", "))
-			if op.kind == writeUpsert && nk > 0 {
-				var set []string
-				for i := nk; i < len(fields); i++ {
-					set = append(set, fmt.Sprintf("%s = VALUES(%s)", names[i], names[i]))
-				}
-				if len(set) == 0 {
-					set = append(set, fmt.Sprintf("%s = %s", names[0], names[0]))
-				}
-				q += " ON DUPLICATE KEY UPDATE " + strings.Join(set, ", ")
-			}
+			q = MySQLUpsertSQL(t, rawNames, 0, len(rows)) // plain INSERT
 		}
 		if _, err := tx.ExecContext(ctx, q, args...); err != nil {
 			return err
