@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -25,9 +26,15 @@ func TestSnapshotStreamHandoff(t *testing.T) {
 	// Killed at the first record of a 100k-row snapshot: the snapshot did
 	// not complete, so it must be taken again from a new exported snapshot.
 	t.Run("kill-mid-snapshot", func(t *testing.T) { testHandoff(t, 100000, 1) })
+	// The table read in 8 primary-key chunks by 4 threads in the same
+	// exported snapshot (snapshot.max.threads.multiplier, Debezium 3.4+'s
+	// chunked snapshot): the same handoff, with and without a kill.
+	chunked := map[string]string{"snapshot.max.threads": "4", "snapshot.max.threads.multiplier": "2"}
+	t.Run("chunked", func(t *testing.T) { testHandoff(t, 30000, 0, chunked) })
+	t.Run("chunked-kill-while-streaming", func(t *testing.T) { testHandoff(t, 30000, 6000, chunked) })
 }
 
-func testHandoff(t *testing.T, rows, killAfter int) {
+func testHandoff(t *testing.T, rows, killAfter int, extra ...map[string]string) {
 	kill := killAfter > 0
 	ctx := context.Background()
 	pg := startInventory(t)
@@ -49,6 +56,11 @@ func testHandoff(t *testing.T, rows, killAfter int) {
 	})
 	time.Sleep(200 * time.Millisecond)
 	cfg := map[string]string{"table.include.list": "inventory.items"}
+	for _, e := range extra {
+		for k, v := range e {
+			cfg[k] = v
+		}
+	}
 	if killAfter == 1 {
 		// The kill must land inside the snapshot: a snapshot that finishes
 		// (and stores its offset) before the first record reaches the test's
@@ -95,6 +107,9 @@ func testHandoff(t *testing.T, rows, killAfter int) {
 	}
 	if killAfter == 1 && snapshotReads <= rows {
 		t.Fatalf("%d snapshot reads: the killed snapshot was not taken again", snapshotReads)
+	}
+	if len(extra) > 0 && !kill && !strings.Contains(d.log.String(), "chunks=8") {
+		t.Fatalf("the snapshot was not read in 8 chunks:\n%s", d.log.String())
 	}
 	d.stop()
 }

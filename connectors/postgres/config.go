@@ -263,7 +263,7 @@ var ownConfigDef = connect.NewConfigDef().
 		Doc:       "The maximum number of records that should be loaded into memory while performing a snapshot (rows per cursor FETCH).",
 		Validator: positiveInt}).
 	Define(connect.ConfigKey{Name: KeySnapshotMaxThreads, Type: connect.TypeInt, Default: connect.Str("1"), Importance: connect.Medium,
-		Doc:       "The maximum number of threads used to perform the snapshot. Defaults to 1. Each thread reads whole tables on its own connection, inside the same exported snapshot (SET TRANSACTION SNAPSHOT).",
+		Doc:       "The maximum number of threads used to perform the snapshot. Defaults to 1. Each thread reads on its own connection, inside the same exported snapshot (SET TRANSACTION SNAPSHOT): with more than one thread, tables with a primary key are read in chunks (snapshot.max.threads.multiplier), whole tables with legacy.snapshot.max.threads.",
 		Validator: positiveInt}).
 	Define(connect.ConfigKey{Name: KeySnapshotIncludeCollection, Type: connect.TypeList, Optional: true, Importance: connect.Medium,
 		Doc:       "This setting must be set to specify a list of tables/collections whose snapshot must be taken on creating or restarting the connector: comma-separated regular expressions matched (anchored) against <schema>.<table> of the captured tables; empty = every captured table.",
@@ -339,7 +339,7 @@ var ownConfigDef = connect.NewConfigDef().
 		Doc: "connectd only. Bytes of in-progress streamed transactions (pgoutput messages as received) kept in memory, over all such transactions; beyond it a transaction's messages are written to a temp file and read back at its commit.", Validator: positiveInt})
 
 // configDef is the connector's ConfigDef, every key in Debezium's layout.
-var configDef = layoutDebezium(withConnectionKeys(withSignalKeys(ownConfigDef)))
+var configDef = layoutDebezium(withConnectionKeys(withSignalKeys(withSnapshotKeys(ownConfigDef))))
 
 func regexListValidator(v string) string {
 	if _, err := compileList(v); err != nil {
@@ -419,8 +419,9 @@ type config struct {
 	streaming       bool  // pgoutput.streaming
 	streamingMemory int64 // pgoutput.streaming.memory.bytes
 
-	signals signalConfig // signal.* and incremental.snapshot.* (signals.go)
-	conn    connSettings // TLS, session, slot retry, snapshot isolation/locking keys (config_keys.go)
+	signals signalConfig     // signal.* and incremental.snapshot.* (signals.go)
+	snap    snapshotSettings // chunking, table order, guardrail, queue bytes, notifications (config_snapshot.go)
+	conn    connSettings     // TLS, session, slot retry, snapshot isolation/locking keys (config_keys.go)
 }
 
 // skippedOps says which envelope ops are not emitted (skipped.operations),
@@ -468,6 +469,7 @@ func validate(cfg map[string]string) []connect.ConfigError {
 	}
 	errs = append(errs, signal.Validate(cfg)...)
 	errs = append(errs, validateSSL(cfg)...)
+	errs = append(errs, validateNotifications(cfg)...)
 	connect.SortErrors(errs)
 	return errs
 }
@@ -545,6 +547,7 @@ func parseConfig(cfg map[string]string) (*config, error) {
 	c.msgInclude, _ = compileList(cfg[KeyMessagePrefixIncludeLst])
 	c.msgExclude, _ = compileList(cfg[KeyMessagePrefixExcludeLst])
 	c.signals = parseSignalConfig(p, c.topicPrefix)
+	c.snap = parseSnapshotSettings(p)
 	return c, nil
 }
 

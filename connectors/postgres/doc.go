@@ -28,7 +28,9 @@
 //     starts at the slot's consistent point (invariant 2). With an existing
 //     slot, a temporary slot exports the snapshot and the kept slot streams
 //     from the temporary slot's consistent point; every snapshot.max.threads
-//     reader imports the same snapshot (SET TRANSACTION SNAPSHOT).
+//     reader imports the same snapshot (SET TRANSACTION SNAPSHOT), also
+//     when a table is read in primary-key chunks
+//     (snapshot.max.threads.multiplier).
 //   - Snapshot and streaming values go through the same text conversion.
 //
 // Replica identity, TOAST placeholders, truncate, skipped.operations,

@@ -122,6 +122,9 @@ type pendingBlocking struct {
 func (t *Task) initSignals(ctx context.Context, tc connect.SourceTaskContext) error {
 	g := &signaller{t: t, cfg: t.cfg.signals, log: slog.Default().With("connector", "postgres", "server", t.cfg.topicPrefix)}
 	g.snap = incsnap.New(g, g.cfg.chunkSize, func(f string, a ...any) { g.log.Info(fmt.Sprintf(f, a...)) })
+	if t.notifying() {
+		g.snap.Notify = g.notify
+	}
 	t.sig = g
 	if tc != nil && tc.OffsetReader() != nil {
 		m, err := tc.OffsetReader().Offset(ctx, t.partition)
@@ -160,6 +163,22 @@ func (t *Task) initSignals(ctx context.Context, tc connect.SourceTaskContext) er
 		}()
 	}
 	return nil
+}
+
+// notify sends an incremental snapshot notification (Debezium's
+// IncrementalSnapshotNotificationService): id is the execute-snapshot
+// signal's id, or a fresh UUID. The sink record carries no offset: it is
+// queued between the stream's records, whose offsets it must not move.
+func (g *signaller) notify(ctx context.Context, id, typ string, data map[string]string) error {
+	if id == "" {
+		id = newNotificationID()
+	}
+	var keepalive func() error
+	if g.s != nil {
+		keepalive = g.s.keepalive
+	}
+	n := notification{id: id, aggregateType: aggIncrementalSnapshot, typ: typ, data: data}
+	return g.t.notify(ctx, n, nil, func(r *connect.SourceRecord) error { return g.t.emit(ctx, r, keepalive) })
 }
 
 // close stops the kafka channel.
@@ -320,7 +339,7 @@ func (g *signaller) process(ctx context.Context, sg signal.Signal, fromStream bo
 		}
 		return g.snap.Stop(ctx, st.DataCollections)
 	case signal.TypePauseSnapshot:
-		g.snap.Pause()
+		return g.snap.Pause(ctx)
 	case signal.TypeResumeSnapshot:
 		return g.snap.Resume(ctx)
 	case signal.TypeLog:

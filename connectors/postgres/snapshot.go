@@ -3,7 +3,9 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,10 +20,92 @@ import (
 
 // snapshotTable is one table the snapshot reads.
 type snapshotTable struct {
-	index   int // position in snapshot order (sorted by "schema.table")
-	sch     *tableSchema
-	query   string
-	counter *tableCounter
+	index    int // position in snapshot order (by "schema.table", or snapshot.tables.order.by.row.count)
+	sch      *tableSchema
+	query    string
+	override bool // query is a snapshot.select.statement.overrides statement
+	counter  *tableCounter
+	est      int64 // pg_class.reltuples (0 when never analyzed), for snapshot.tables.order.by.row.count
+
+	// The table's records from all its chunks pass through feed, which
+	// keeps the latest back so the table's first and last records get
+	// their markers in the order they are queued.
+	mu         sync.Mutex
+	pending    *connect.SourceRecord
+	n          int64 // records queued or pending
+	chunksLeft int
+	started    bool // the table's IN_PROGRESS notification is out
+}
+
+// snapshotChunk is one read of the snapshot: a whole table (where "") or a
+// primary-key range of it (snapshot.max.threads.multiplier).
+type snapshotChunk struct {
+	st    *snapshotTable
+	where string // appended to st.query
+}
+
+// mark sets the snapshot marker of one of the table's records: first and
+// last say whether it is the table's first / last record.
+func (st *snapshotTable) mark(r *connect.SourceRecord, first, last bool) {
+	m := snapTrue
+	switch {
+	case first && st.index == 0:
+		m = snapFirst
+	case last:
+		m = snapLastIn
+	case first:
+		m = snapFirstIn
+	}
+	r.Value.(*connect.Struct).Get("source").(*connect.Struct).Put("snapshot", m)
+}
+
+// push queues the table's previous record (marked) through send and keeps
+// r back. The lock makes the queue order of the table's records the order
+// of push calls, so the first and last markers are right across chunks.
+func (st *snapshotTable) push(r *connect.SourceRecord, send func(*connect.SourceRecord) error) error {
+	st.mu.Lock()
+	if p := st.pending; p != nil {
+		st.mark(p, st.n == 1, false)
+		if err := send(p); err != nil {
+			st.mu.Unlock()
+			return err
+		}
+	}
+	st.pending = r
+	st.n++
+	st.mu.Unlock()
+	return nil
+}
+
+// startChunk runs first once per table (before any record of it is queued).
+func (st *snapshotTable) startChunk(first func() error) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.started {
+		return nil
+	}
+	st.started = true
+	return first()
+}
+
+// finishChunk records that one chunk was read; after the table's last
+// chunk it queues the table's last record (marked) and then runs done.
+func (st *snapshotTable) finishChunk(send func(*connect.SourceRecord) error, done func() error) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.chunksLeft--
+	if st.chunksLeft > 0 {
+		return nil
+	}
+	if p := st.pending; p != nil {
+		st.pending = nil
+		st.mark(p, st.n == 1, true)
+		if err := send(p); err != nil {
+			return err
+		}
+	}
+	st.counter.done.Store(true)
+	return done()
 }
 
 // snapshot reads the tables selected for the snapshot inside one snapshot
@@ -34,9 +118,13 @@ type snapshotTable struct {
 // slot snapshot (nothing streamed afterwards) the first transaction exports
 // its own (pg_export_snapshot) for the others.
 //
-// snapshot.max.threads readers each read whole tables, on their own
-// connection, with a cursor fetching snapshot.fetch.size rows at a time; one
-// table's rows stay in table order, rows of different tables interleave.
+// snapshot.max.threads readers, each on its own connection, read chunks
+// with a cursor fetching snapshot.fetch.size rows at a time. As Debezium
+// 3.4+, with more than one thread a table with a primary key is split into
+// up to snapshot.max.threads x snapshot.max.threads.multiplier primary-key
+// ranges (chunkTable), so a table's rows may interleave across chunks; with
+// legacy.snapshot.max.threads, or one thread, every table is one chunk and
+// its rows stay in table order. Rows of different tables interleave.
 //
 // Markers follow Debezium's RelationalSnapshotChangeEventSource: "first" for
 // the first row of the first table, "first_in_data_collection" /
@@ -82,6 +170,12 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 		return err
 	}
 	var tables []*snapshotTable
+	if t.notifying() {
+		n := initialSnapshotNotification(notifStarted, nil)
+		if err := t.notify(ctx, n, nil, nil); err != nil {
+			return err
+		}
+	}
 	for _, tb := range all {
 		if !t.cfg.snapshotIncluded(tb[0], tb[1]) {
 			continue
@@ -90,8 +184,9 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 		if err != nil {
 			return err
 		}
-		st := &snapshotTable{index: len(tables), sch: newTableSchema(t.cfg.topicPrefix, table, t.types)}
+		st := &snapshotTable{sch: newTableSchema(t.cfg.topicPrefix, table, t.types)}
 		st.query = t.cfg.selectOverrides[tb[0]+"."+tb[1]]
+		st.override = st.query != ""
 		if st.query == "" {
 			cols := make([]string, len(table.Columns))
 			for i, c := range table.Columns {
@@ -105,10 +200,23 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 			return fmt.Errorf("postgres: snapshot: estimate rows of %s: %w", table.ID(), err)
 		}
 		st.counter = &tableCounter{table: table.ID(), estimated: int64(est)}
+		st.est = int64(max(est, 0))
 		if est < 0 { // never analyzed (PostgreSQL 14+ says -1)
 			st.counter.estimated = -1
 		}
 		tables = append(tables, st)
+	}
+	// snapshot.tables.order.by.row.count, as Debezium's
+	// RelationalSnapshotChangeEventSource.sortByRowCount: a table without an
+	// estimate counts 0; the sort is stable (ties keep the name order).
+	switch t.cfg.snap.orderByRows {
+	case orderAscending:
+		sort.SliceStable(tables, func(i, j int) bool { return tables[i].est < tables[j].est })
+	case orderDescending:
+		sort.SliceStable(tables, func(i, j int) bool { return tables[i].est > tables[j].est })
+	}
+	for i, st := range tables {
+		st.index = i
 	}
 	if t.cfg.conn.lockShared && len(tables) > 0 {
 		if err := lockTables(ctx, tx, tables, t.cfg.conn.lockTimeoutMs); err != nil {
@@ -120,8 +228,19 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 			t.log.Warn("snapshot.select.statement.overrides names a table the snapshot does not read", "table", name)
 		}
 	}
+	var chunks []*snapshotChunk
+	for _, st := range tables {
+		wheres, err := t.chunkTable(ctx, tx, st)
+		if err != nil {
+			return err
+		}
+		st.chunksLeft = len(wheres)
+		for _, w := range wheres {
+			chunks = append(chunks, &snapshotChunk{st: st, where: w})
+		}
+	}
 	t.progress.start(tables)
-	t.log.Info("snapshot starting", "tables", len(tables), "lsn", pglogrepl.LSN(lsn).String(), "threads", min(t.cfg.snapshotMaxThreads, max(len(tables), 1)))
+	t.log.Info("snapshot starting", "tables", len(tables), "chunks", len(chunks), "lsn", pglogrepl.LSN(lsn).String(), "threads", min(t.cfg.snapshotMaxThreads, max(len(chunks), 1)))
 
 	ts := t.now().Truncate(time.Microsecond)
 	base := offset{lsn: i64(lsn), txID: i64(txID), tsUsec: i64(ts.UnixMicro()), snapshot: "INITIAL"}
@@ -133,12 +252,12 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rows := make(chan *connect.SourceRecord, 256) // readers → emitter
-	jobs := make(chan *snapshotTable, len(tables))
-	for _, st := range tables {
-		jobs <- st
+	jobs := make(chan *snapshotChunk, len(chunks))
+	for _, ch := range chunks {
+		jobs <- ch
 	}
 	close(jobs)
-	threads := min(t.cfg.snapshotMaxThreads, len(tables))
+	threads := min(t.cfg.snapshotMaxThreads, len(chunks))
 	var wg sync.WaitGroup
 	var errOnce sync.Once
 	var readErr error
@@ -185,11 +304,11 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 		wg.Add(1)
 		go func(i int, rtx pgx.Tx) {
 			defer wg.Done()
-			for st := range jobs {
+			for ch := range jobs {
 				if rctx.Err() != nil {
 					return
 				}
-				if err := t.readTable(rctx, rtx, i, st, src(st), base, rows); err != nil {
+				if err := t.readChunk(rctx, rtx, i, ch, src(ch.st), base, tables, rows); err != nil {
 					fail(err)
 					return
 				}
@@ -203,7 +322,23 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 
 	// The emitter: holds back the latest record so the final one can carry
 	// the snapshot's completion.
+	// Notification records that arrive after it stay behind it.
 	var held *connect.SourceRecord
+	var heldNotes []*connect.SourceRecord
+	emitHeld := func(c context.Context) error {
+		if held != nil {
+			if err := t.emit(c, held, nil); err != nil {
+				return err
+			}
+		}
+		for _, n := range heldNotes {
+			if err := t.emit(c, n, nil); err != nil {
+				return err
+			}
+		}
+		heldNotes = heldNotes[:0]
+		return nil
+	}
 	tick := time.NewTicker(t.progressLogInterval)
 	defer tick.Stop()
 	var emitErr error
@@ -214,14 +349,20 @@ loop:
 			if !ok {
 				break loop
 			}
-			if held != nil {
-				if err := t.emit(rctx, held, nil); err != nil {
-					emitErr = err
-					cancel()
-					break loop
+			if isNotification(r) {
+				if held == nil {
+					emitErr = t.emit(rctx, r, nil)
+				} else {
+					heldNotes = append(heldNotes, r)
 				}
+			} else {
+				emitErr = emitHeld(rctx)
+				held = r
 			}
-			held = r
+			if emitErr != nil {
+				cancel()
+				break loop
+			}
 		case <-tick.C:
 			t.progress.log(t.log)
 		}
@@ -244,12 +385,18 @@ loop:
 	for _, rtx := range readers[1:] {
 		rtx.Commit(ctx)
 	}
+	last := base
+	last.lastSnapshotRecord, last.snapshotCompleted = true, true
+	lastOff := last.toMap()
 	if held != nil {
 		held.Value.(*connect.Struct).Get("source").(*connect.Struct).Put("snapshot", snapLast)
-		last := base
-		last.lastSnapshotRecord, last.snapshotCompleted = true, true
-		held.SourceOffset = last.toMap()
-		if err := t.emit(ctx, held, nil); err != nil {
+		held.SourceOffset = lastOff
+	}
+	if err := emitHeld(ctx); err != nil {
+		return err
+	}
+	if t.notifying() {
+		if err := t.notify(ctx, initialSnapshotNotification(notifCompleted, nil), lastOff, nil); err != nil {
 			return err
 		}
 	}
@@ -268,40 +415,15 @@ func hasTable(tables []*snapshotTable, id string) bool {
 	return false
 }
 
-// readTable reads one table through a cursor (snapshot.fetch.size rows per
-// FETCH) in rtx and sends its records to out, in table order, with the
-// per-table snapshot markers set.
-func (t *Task) readTable(ctx context.Context, rtx pgx.Tx, reader int, st *snapshotTable, src sourceInfo, base offset, out chan<- *connect.SourceRecord) error {
+// readChunk reads one chunk of a table through a cursor
+// (snapshot.fetch.size rows per FETCH) in rtx and sends its records to out
+// through the table's feed (push), which sets the per-table snapshot
+// markers. tables are the snapshot's tables, named by the notifications.
+func (t *Task) readChunk(ctx context.Context, rtx pgx.Tx, reader int, ch *snapshotChunk, src sourceInfo, base offset, tables []*snapshotTable, out chan<- *connect.SourceRecord) error {
+	st := ch.st
 	id := st.sch.table.ID()
+	query := st.query + ch.where
 	cursor := "connectd_snapshot_" + strconv.Itoa(reader)
-	if _, err := rtx.Exec(ctx, "DECLARE "+cursor+" NO SCROLL CURSOR FOR "+st.query); err != nil {
-		return fmt.Errorf("postgres: snapshot %s: %s: %w", id, st.query, err)
-	}
-	fetch := "FETCH FORWARD " + strconv.Itoa(t.cfg.snapshotFetchSize) + " FROM " + cursor
-	cols := st.sch.table.Columns
-	var colIdx []int // result column → table column
-	n := 0
-	var pending *connect.SourceRecord // this table's previous row
-	// The table's rows share their source block (but for the snapshot
-	// marker, which mark sets on each row's own copy) and their offset: both
-	// are built once. Nothing changes the shared offset map (the snapshot's
-	// last record gets a map of its own).
-	srcTmpl := sourceTemplate(src.values())
-	offMap := base.toMap()
-	cells := make([]cell, len(cols)) // reused: convert keeps no cell
-	var rowText []byte
-	mark := func(r *connect.SourceRecord, first, last bool) {
-		m := snapTrue
-		switch {
-		case first && st.index == 0:
-			m = snapFirst
-		case last:
-			m = snapLastIn
-		case first:
-			m = snapFirstIn
-		}
-		r.Value.(*connect.Struct).Get("source").(*connect.Struct).Put("snapshot", m)
-	}
 	send := func(r *connect.SourceRecord) error {
 		select {
 		case out <- r:
@@ -310,6 +432,31 @@ func (t *Task) readTable(ctx context.Context, rtx pgx.Tx, reader int, st *snapsh
 			return ctx.Err()
 		}
 	}
+	if t.notifying() {
+		// Debezium's notifyTableInProgress, before the table's first row.
+		err := st.startChunk(func() error {
+			n := initialSnapshotNotification(notifInProgress, map[string]string{
+				"current_collection_in_progress": id, "data_collections": tableList(tables)})
+			return t.notify(ctx, n, base.toMap(), send)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if _, err := rtx.Exec(ctx, "DECLARE "+cursor+" NO SCROLL CURSOR FOR "+query); err != nil {
+		return fmt.Errorf("postgres: snapshot %s: %s: %w", id, query, err)
+	}
+	fetch := "FETCH FORWARD " + strconv.Itoa(t.cfg.snapshotFetchSize) + " FROM " + cursor
+	cols := st.sch.table.Columns
+	var colIdx []int // result column → table column
+	// The table's rows share their source block (but for the snapshot
+	// marker, which mark sets on each row's own copy) and their offset: both
+	// are built once. Nothing changes the shared offset map (the snapshot's
+	// last record gets a map of its own).
+	srcTmpl := sourceTemplate(src.values())
+	offMap := base.toMap()
+	cells := make([]cell, len(cols)) // reused: convert keeps no cell
+	var rowText []byte
 	for {
 		// Text results (simple protocol) give exactly the text pgoutput
 		// sends, so snapshot and stream share one conversion.
@@ -351,15 +498,10 @@ func (t *Task) readTable(ctx context.Context, rtx pgx.Tx, reader int, st *snapsh
 			}
 			r := t.recordOf(st.sch, envelope.OpRead, nil, st.sch.rowOwning(vals), vals, srcTmpl.build(), offMap)
 			st.counter.rows.Add(1)
-			if pending != nil {
-				mark(pending, n == 1, false)
-				if err := send(pending); err != nil {
-					rows.Close()
-					return err
-				}
+			if err := st.push(r, send); err != nil {
+				rows.Close()
+				return err
 			}
-			pending = r
-			n++
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -372,12 +514,110 @@ func (t *Task) readTable(ctx context.Context, rtx pgx.Tx, reader int, st *snapsh
 	if _, err := rtx.Exec(ctx, "CLOSE "+cursor); err != nil {
 		return fmt.Errorf("postgres: snapshot %s: close cursor: %w", id, err)
 	}
-	st.counter.done.Store(true)
-	if pending != nil {
-		mark(pending, n == 1, true)
-		return send(pending)
+	return st.finishChunk(send, func() error {
+		if !t.notifying() {
+			return nil
+		}
+		// Debezium's notifyCompletedTableSuccessfully, after the table's last row.
+		n := initialSnapshotNotification(notifTableScanCompleted, map[string]string{
+			"scanned_collection": id, "data_collections": tableList(tables),
+			"total_rows_scanned": strconv.FormatInt(st.counter.rows.Load(), 10), "status": "SUCCEEDED"})
+		return t.notify(ctx, n, base.toMap(), send)
+	})
+}
+
+// tableList is the data_collections of a notification: the tables'
+// "schema.table" ids joined by ',' (Debezium's LIST_DELIMITER).
+func tableList(tables []*snapshotTable) string {
+	ids := make([]string, len(tables))
+	for i, st := range tables {
+		ids[i] = st.sch.table.ID()
 	}
-	return nil
+	return strings.Join(ids, ",")
+}
+
+// chunkTable returns the WHERE clauses of the chunks st is read in, [""]
+// for one read of the whole table. As Debezium 3.4+'s chunked snapshot
+// (RelationalSnapshotChangeEventSource.createChunkedDataEvents,
+// calculateChunkCount and ChunkBoundaryCalculator): with more than one
+// snapshot thread and not legacy.snapshot.max.threads, a table with a
+// primary key is split into min(threads x multiplier, rows) ranges of its
+// primary key, rows counted with COUNT(1) and the boundaries taken at the
+// positions i x rows / chunks of the key order, all in tx, the snapshot's
+// transaction, so every chunk sees the rows of the same snapshot. Tables
+// without a primary key, and tables with a snapshot.select.statement.overrides
+// statement (Debezium's chunked snapshot ignores overrides), are read whole.
+func (t *Task) chunkTable(ctx context.Context, tx pgx.Tx, st *snapshotTable) ([]string, error) {
+	c := t.cfg
+	pk := st.sch.table.PrimaryKey
+	if c.snapshotMaxThreads <= 1 || c.snap.legacy || st.override || len(pk) == 0 {
+		return []string{""}, nil
+	}
+	name := pgx.Identifier{st.sch.table.Schema, st.sch.table.Name}.Sanitize()
+	var rowCount int64
+	if err := tx.QueryRow(ctx, "SELECT count(1) FROM "+name).Scan(&rowCount); err != nil {
+		return nil, fmt.Errorf("postgres: snapshot: count the rows of %s: %w", st.sch.table.ID(), err)
+	}
+	n := chunkCount(rowCount, c.snapshotMaxThreads, c.snap.multiplier)
+	if n <= 1 {
+		return []string{""}, nil
+	}
+	cols := make([]string, len(pk))
+	lits := make([]string, len(pk))
+	for i, k := range pk {
+		cols[i] = pgx.Identifier{k}.Sanitize()
+		// The key value as a literal cast to its type: the boundary is
+		// compared with the same operators ORDER BY uses.
+		lits[i] = "quote_literal(" + cols[i] + "::text) || '::' || pg_typeof(" + cols[i] + ")::text"
+	}
+	key := "(" + strings.Join(cols, ", ") + ")"
+	q := "SELECT " + strings.Join(lits, ", ") + " FROM " + name + " ORDER BY " + strings.Join(cols, ", ") + " OFFSET $1 LIMIT 1"
+	var bounds []string
+	for i := int64(1); i < int64(n); i++ {
+		var vals []string
+		rows, err := tx.Query(ctx, q, i*rowCount/int64(n))
+		if err == nil {
+			vals, err = pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) ([]string, error) {
+				out := make([]string, len(pk))
+				ptrs := make([]any, len(pk))
+				for j := range out {
+					ptrs[j] = &out[j]
+				}
+				return out, r.Scan(ptrs...)
+			})
+		}
+		if err != nil {
+			return nil, fmt.Errorf("postgres: snapshot: chunk boundary %d of %s: %w", i, st.sch.table.ID(), err)
+		}
+		b := "(" + strings.Join(vals, ", ") + ")"
+		if len(bounds) == 0 || bounds[len(bounds)-1] != b {
+			bounds = append(bounds, b)
+		}
+	}
+	wheres := make([]string, 0, len(bounds)+1)
+	for i := 0; i <= len(bounds); i++ {
+		var cond []string
+		if i > 0 {
+			cond = append(cond, key+" >= "+bounds[i-1])
+		}
+		if i < len(bounds) {
+			cond = append(cond, key+" < "+bounds[i])
+		}
+		wheres = append(wheres, " WHERE "+strings.Join(cond, " AND "))
+	}
+	return wheres, nil
+}
+
+// chunkCount is Debezium's calculateChunkCount: threads x multiplier chunks,
+// but no more than rows (at least one row per chunk); one for an empty
+// table.
+func chunkCount(rows int64, threads, multiplier int) int {
+	if rows <= 0 {
+		return 1
+	}
+	desired := int64(threads) * int64(multiplier)
+	perChunk := max(1, rows/desired)
+	return int(min(desired, max(1, rows/perChunk)))
 }
 
 // snapshotTxOptions returns the snapshot readers' transaction options for

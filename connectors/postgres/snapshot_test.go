@@ -234,7 +234,9 @@ func TestSnapshotModesOnRestart(t *testing.T) {
 // snapshot.fetch.size=7 while rows are inserted, one with a
 // snapshot.select.statement.overrides statement, one table left out by
 // snapshot.include.collection.list, and checks the handoff, per-table order,
-// markers (Debezium's SnapshotRecord), offsets and progress counters.
+// markers (Debezium's SnapshotRecord), offsets and progress counters. It
+// runs legacy.snapshot.max.threads (whole tables per thread): chunked
+// tables interleave their rows (TestChunkedSnapshot).
 func TestParallelSnapshot(t *testing.T) {
 	pg := testenv.PostgresT(t)
 	if err := pg.CreateDatabase(context.Background(), "par"); err != nil {
@@ -251,6 +253,7 @@ func TestParallelSnapshot(t *testing.T) {
 		ANALYZE a; ANALYZE b; ANALYZE c; ANALYZE d;`)
 	cfg := baseConfig(pg, "par")
 	cfg[KeySnapshotMaxThreads] = "3"
+	cfg[KeyLegacySnapshotMaxThreads] = "true"
 	cfg[KeySnapshotFetchSize] = "7"
 	cfg[KeySnapshotIncludeCollection] = `public\.(a|b|c)`
 	cfg[KeySnapshotSelectOverrides] = "public.b"

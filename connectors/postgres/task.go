@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,6 +42,7 @@ type Task struct {
 	conn    *pgx.Conn      // catalog, publication, snapshot
 	repl    *pgconn.PgConn // replication protocol
 	records chan *connect.SourceRecord
+	bytes   *queue.Bytes      // max.queue.size.in.bytes (nil = no byte bound)
 	done    chan struct{}     // closed when the reader goroutine returns
 	failed  queue.ReaderError // why the reader goroutine ended
 	cancel  context.CancelFunc
@@ -57,6 +59,7 @@ type Task struct {
 	started             bool          // Start succeeded (Stop may drop the slot)
 	beforeSnapshot      func()        // tests: runs when the snapshot starts, before any reader transaction
 	lag                 slotLag       // the slot's lag in bytes, for Metrics (metrics.go)
+	closeMu             sync.Mutex    // serialises closeConns
 }
 
 var _ connect.SourceTask = (*Task)(nil)
@@ -168,6 +171,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	}
 	t.partition = map[string]any{"server": t.cfg.topicPrefix}
 	t.records = make(chan *connect.SourceRecord, t.cfg.maxQueueSize)
+	t.bytes = queue.NewBytes(t.cfg.snap.queueBytes)
 	t.done = make(chan struct{})
 	t.lag.SetReady()
 	defer func() {
@@ -209,6 +213,9 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	}
 	t.types = &typeMapper{h: t.cfg.handling, reg: &typeRegistry{}, rules: t.cfg.rules}
 	if err := t.types.reg.load(ctx, t.conn); err != nil {
+		return err
+	}
+	if err := t.checkGuardrail(ctx); err != nil {
 		return err
 	}
 	if err := t.initSignals(ctx, tc); err != nil {
@@ -641,6 +648,12 @@ func (t *Task) run(ctx context.Context, p plan) {
 				return err
 			}
 			if err := t.snapshot(ctx, p); err != nil {
+				t.notifyAborted(ctx)
+				return err
+			}
+		} else if t.notifying() {
+			// Debezium's notifySkipped: no initial snapshot this start.
+			if err := t.notify(ctx, initialSnapshotNotification(notifSkipped, nil), nil, nil); err != nil {
 				return err
 			}
 		}
@@ -675,12 +688,18 @@ func (t *Task) delay(ctx context.Context, key string, d time.Duration) error {
 	}
 }
 
-// emit queues a record, blocking while the queue is full (max.queue.size).
-// keepalive, when set, is called periodically while blocked so the server
-// does not time the replication connection out.
+// emit queues a record, blocking while the queue is full (max.queue.size
+// records, or max.queue.size.in.bytes bytes). keepalive, when set, is
+// called periodically while blocked so the server does not time the
+// replication connection out.
 func (t *Task) emit(ctx context.Context, r *connect.SourceRecord, keepalive func() error) error {
 	if err := t.sig.storeOffset(r); err != nil {
 		return err
+	}
+	if t.bytes != nil {
+		if err := t.bytes.Reserve(ctx, queue.Size(r), time.Duration(t.cfg.statusUpdateIntervalMs)*time.Millisecond, keepalive); err != nil {
+			return err
+		}
 	}
 	select {
 	case t.records <- r:
@@ -709,7 +728,9 @@ func (t *Task) emit(ctx context.Context, r *connect.SourceRecord, keepalive func
 // for the first one. A reader error is returned once the records queued
 // before it were polled.
 func (t *Task) Poll(ctx context.Context) ([]*connect.SourceRecord, error) {
-	return queue.Poll(ctx, t.records, t.done, t.failed.Err, time.Duration(t.cfg.pollIntervalMs)*time.Millisecond, t.cfg.maxBatchSize)
+	batch, err := queue.Poll(ctx, t.records, t.done, t.failed.Err, time.Duration(t.cfg.pollIntervalMs)*time.Millisecond, t.cfg.maxBatchSize)
+	t.bytes.Release(len(batch))
+	return batch, err
 }
 
 // Commit records that offset (and every record before it) is acknowledged
@@ -747,13 +768,24 @@ func (t *Task) Stop() error {
 		}
 	}
 	if t.done != nil {
+		// executor.shutdown.timeout.ms (t.cfg is set: done is made after
+		// the configuration was parsed).
+		wait := t.cfg.snap.shutdownWait
 		select {
 		case <-t.done:
-		case <-time.After(30 * time.Second):
-			return errors.New("postgres: reader did not stop within 30s")
+		case <-time.After(wait):
+			// The reader still owns the connections: they are closed once
+			// it returns, not under it.
+			go func() {
+				<-t.done
+				t.closeConns()
+			}()
+			t.log.Warn("the reader did not stop in time; its connections are closed when it does", KeyExecutorShutdownTimeoutMs, wait.Milliseconds())
+			return fmt.Errorf("postgres: reader did not stop within %v (%s)", wait, KeyExecutorShutdownTimeoutMs)
 		}
 	}
 	var err error
+	t.closeMu.Lock() // the late cleanup of an earlier timed-out Stop may run
 	if t.started && t.cfg.slotDropOnStop && t.conn != nil && t.failed.Err() == nil {
 		// As Debezium's slot.drop.on.stop: only on a clean stop (not after the
 		// reader failed), after the replication connection is gone.
@@ -765,11 +797,16 @@ func (t *Task) Stop() error {
 		cancel()
 		err = t.dropSlot()
 	}
+	t.closeMu.Unlock()
 	t.closeConns()
 	return err
 }
 
 func (t *Task) closeConns() {
+	// Stop after a shutdown timeout and the reader's late cleanup may both
+	// get here.
+	t.closeMu.Lock()
+	defer t.closeMu.Unlock()
 	t.sig.close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,6 +109,48 @@ type Snapshotter struct {
 	window     []Row
 	index      map[string]int // Ident → position in window
 	removed    []bool
+
+	rowsScanned int64 // rows of the current table read so far (for notifications)
+
+	// Notify, when set, receives Debezium's incremental snapshot
+	// notifications (IncrementalSnapshotNotificationService): the
+	// snapshot's correlation id (the execute-snapshot signal's id, "" =
+	// none), the type (STARTED, PAUSED, RESUMED, ABORTED, IN_PROGRESS,
+	// TABLE_SCAN_COMPLETED, COMPLETED) and the additional data without
+	// connector_name. An error ends the operation that notified.
+	Notify func(ctx context.Context, id, typ string, data map[string]string) error
+}
+
+// notify calls Notify, when set.
+func (s *Snapshotter) notify(ctx context.Context, typ string, data map[string]string) error {
+	if s.Notify == nil {
+		return nil
+	}
+	id := ""
+	if s.correlationID != nil {
+		id = *s.correlationID
+	}
+	return s.Notify(ctx, id, typ, data)
+}
+
+// collectionIDs is a notification's data_collections: the queued tables'
+// ids joined by ',' (Debezium's LIST_DELIMITER).
+func collectionIDs(colls []Collection) string {
+	ids := make([]string, len(colls))
+	for i, c := range colls {
+		ids[i] = c.ID
+	}
+	return strings.Join(ids, ",")
+}
+
+// keyString renders a chunk key as Debezium's notifications do: its values
+// joined by ','.
+func keyString(k []any) string {
+	parts := make([]string, len(k))
+	for i, v := range k {
+		parts[i] = fmt.Sprint(v)
+	}
+	return strings.Join(parts, ",")
 }
 
 // New returns an idle Snapshotter reading chunks of chunkSize rows from src.
@@ -285,6 +328,9 @@ func (s *Snapshotter) Add(ctx context.Context, signalID string, colls []Collecti
 	}
 	s.resetChunk()
 	s.logf("incremental snapshot started: %s", s.collectionsJSON())
+	if err := s.notify(ctx, "STARTED", map[string]string{"data_collections": collectionIDs(s.colls)}); err != nil {
+		return err
+	}
 	return s.readChunk(ctx)
 }
 
@@ -299,14 +345,15 @@ func (s *Snapshotter) Stop(ctx context.Context, patterns []string) error {
 	}
 	if len(patterns) == 0 {
 		s.logf("incremental snapshot stopped")
+		err := s.notify(ctx, "ABORTED", map[string]string{})
 		s.colls = nil
 		s.clearWindow()
 		s.resetChunk()
 		s.correlationID = nil
-		return nil
+		return err
 	}
 	current := false
-	var keep []Collection
+	var keep, stopped []Collection
 	for i, c := range s.colls {
 		match := false
 		for _, p := range patterns {
@@ -318,9 +365,15 @@ func (s *Snapshotter) Stop(ctx context.Context, patterns []string) error {
 		if match {
 			current = current || i == 0
 			s.logf("incremental snapshot of %s stopped", c.ID)
+			stopped = append(stopped, c)
 			continue
 		}
 		keep = append(keep, c)
+	}
+	if len(stopped) > 0 {
+		if err := s.notify(ctx, "ABORTED", map[string]string{"data_collections": collectionIDs(stopped)}); err != nil {
+			return err
+		}
 	}
 	s.colls = keep
 	if current {
@@ -333,11 +386,13 @@ func (s *Snapshotter) Stop(ctx context.Context, patterns []string) error {
 
 // Pause handles pause-snapshot: the chunk in flight completes, no new chunk
 // is read until Resume.
-func (s *Snapshotter) Pause() {
+func (s *Snapshotter) Pause(ctx context.Context) error {
 	if s.Running() {
 		s.logf("incremental snapshot paused")
 		s.paused = true
+		return s.notify(ctx, "PAUSED", map[string]string{"data_collections": collectionIDs(s.colls)})
 	}
+	return nil
 }
 
 // Resume handles resume-snapshot: the chunk in flight (if any) is dropped and
@@ -349,6 +404,9 @@ func (s *Snapshotter) Resume(ctx context.Context) error {
 	}
 	s.logf("incremental snapshot resumed")
 	s.paused = false
+	if err := s.notify(ctx, "RESUMED", map[string]string{"data_collections": collectionIDs(s.colls)}); err != nil {
+		return err
+	}
 	s.clearWindow()
 	s.chunkEnd = s.lastKeySent
 	s.windowOpen = false
@@ -412,6 +470,15 @@ func (s *Snapshotter) clearWindow() {
 
 func (s *Snapshotter) resetChunk() {
 	s.lastKeySent, s.chunkEnd, s.maxKey = nil, nil, nil
+	s.rowsScanned = 0
+}
+
+// tableDone sends the current table's TABLE_SCAN_COMPLETED notification
+// (status SUCCEEDED, or EMPTY when no row satisfied its condition).
+func (s *Snapshotter) tableDone(ctx context.Context, status string) error {
+	return s.notify(ctx, "TABLE_SCAN_COMPLETED", map[string]string{
+		"data_collections": collectionIDs(s.colls), "scanned_collection": s.colls[0].ID,
+		"total_rows_scanned": strconv.FormatInt(s.rowsScanned, 10), "status": status})
 }
 
 // readChunk opens a window, fills it with the next non-empty chunk (moving
@@ -434,6 +501,9 @@ func (s *Snapshotter) readChunk(ctx context.Context) error {
 			}
 			if mk == nil {
 				s.logf("incremental snapshot: %s has no rows to snapshot", c.ID)
+				if err := s.tableDone(ctx, "EMPTY"); err != nil {
+					return err
+				}
 				s.nextCollection()
 				continue
 			}
@@ -445,6 +515,9 @@ func (s *Snapshotter) readChunk(ctx context.Context) error {
 		}
 		if len(rows) == 0 {
 			s.logf("incremental snapshot of %s finished", c.ID)
+			if err := s.tableDone(ctx, "SUCCEEDED"); err != nil {
+				return err
+			}
 			s.nextCollection()
 			continue
 		}
@@ -455,10 +528,20 @@ func (s *Snapshotter) readChunk(ctx context.Context) error {
 			s.index[r.Ident] = i
 		}
 		s.chunkEnd = rows[len(rows)-1].Key
+		s.rowsScanned += int64(len(rows))
+		err = s.notify(ctx, "IN_PROGRESS", map[string]string{
+			"data_collections": collectionIDs(s.colls), "current_collection_in_progress": c.ID,
+			"maximum_key": keyString(s.maxKey), "last_processed_key": keyString(s.chunkEnd)})
+		if err != nil {
+			return err
+		}
 		break
 	}
 	if !s.Running() {
 		s.logf("incremental snapshot completed")
+		if err := s.notify(ctx, "COMPLETED", map[string]string{}); err != nil {
+			return err
+		}
 		s.correlationID = nil
 	}
 	return s.src.Watermark(ctx, s.chunkID+"-close", signal.TypeWindowClose, signal.WindowData(isoTime(s.openTs), isoTime(s.now())))

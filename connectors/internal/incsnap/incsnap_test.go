@@ -156,11 +156,16 @@ func TestStopAndPause(t *testing.T) {
 	ctx := context.Background()
 	src := &memSource{keys: []int32{1, 2, 3, 4, 5}}
 	s := New(src, 2, nil)
+	var notes []string
+	s.Notify = func(_ context.Context, id, typ string, data map[string]string) error {
+		notes = append(notes, id+" "+typ+" "+data["data_collections"])
+		return nil
+	}
 	s.Add(ctx, "sig-2", []Collection{{ID: "s.t"}, {ID: "s.u"}})
 	open, cl := src.window(t)
 	s.OpenWindow(open)
 	s.CloseWindow(ctx, cl) // emits 1, 2
-	s.Pause()
+	s.Pause(ctx)
 	open, cl = src.window(t)
 	s.OpenWindow(open)
 	s.CloseWindow(ctx, cl) // the chunk in flight completes: 3, 4
@@ -182,6 +187,15 @@ func TestStopAndPause(t *testing.T) {
 	}
 	if err := s.Stop(ctx, nil); err != nil || s.Running() {
 		t.Fatalf("stop all: %v running %v", err, s.Running())
+	}
+	// Debezium's IncrementalSnapshotNotificationService: notifyStarted,
+	// notifyInProgress per chunk, notifyPaused / notifyResumed with the
+	// queued tables, notifyAborted with the stopped tables (none listed
+	// when the whole snapshot stops).
+	want := []string{"sig-2 STARTED s.t,s.u", "sig-2 IN_PROGRESS s.t,s.u", "sig-2 IN_PROGRESS s.t,s.u", "sig-2 PAUSED s.t,s.u",
+		"sig-2 RESUMED s.t,s.u", "sig-2 IN_PROGRESS s.t,s.u", "sig-2 ABORTED s.t", "sig-2 IN_PROGRESS s.u", "sig-2 ABORTED "}
+	if !reflect.DeepEqual(notes, want) {
+		t.Fatalf("notifications\n%q\nwant\n%q", notes, want)
 	}
 }
 
