@@ -13,9 +13,12 @@ import (
 // routeJobs serves the flinklite jobs of this worker (package
 // flinklite/job): POST /jobs (a JSON job spec), GET /jobs, GET /jobs/{id},
 // DELETE /jobs/{id} and POST /jobs/{id}/savepoints, after Flink's REST
-// API (/jobs, /jobs/:jobid, /jobs/:jobid/savepoints). Jobs run on the
-// worker that received them (their checkpoints are its local files), so
-// these requests are not forwarded to the leader.
+// API (/jobs, /jobs/:jobid, /jobs/:jobid/savepoints). With the embedded
+// broker jobs run on the worker that received them (their checkpoints are
+// its local files); on a distributed worker (bootstrap.servers) any
+// worker writes the spec to the job spec topic and every worker runs the
+// job's share of partitions it is assigned. Either way these requests are
+// not forwarded to the leader.
 func (s *Server) routeJobs(e *echo.Echo) {
 	e.POST("/jobs", s.createJob)
 	e.GET("/jobs", s.listJobs)
@@ -32,8 +35,8 @@ type jobErrorBody struct {
 }
 
 // jobError writes err with its status: 400 and every invalid field for a
-// *job.SpecInvalidError, 404 for job.ErrNotFound, 409 for job.ErrExists
-// and job.ErrNotRunning, else 500.
+// *job.SpecInvalidError, 404 for job.ErrNotFound, 409 for job.ErrExists,
+// job.ErrNotRunning and job.ErrUnsupported, else 500.
 func jobError(c echo.Context, err error) error {
 	code := http.StatusInternalServerError
 	body := jobErrorBody{Message: err.Error()}
@@ -44,7 +47,7 @@ func jobError(c echo.Context, err error) error {
 		body.Errors = si.Errors
 	case errors.Is(err, job.ErrNotFound):
 		code = http.StatusNotFound
-	case errors.Is(err, job.ErrExists), errors.Is(err, job.ErrNotRunning):
+	case errors.Is(err, job.ErrExists), errors.Is(err, job.ErrNotRunning), errors.Is(err, job.ErrUnsupported):
 		code = http.StatusConflict
 	}
 	body.ErrorCode = code

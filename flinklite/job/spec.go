@@ -71,6 +71,12 @@ type SourceSpec struct {
 	// Flink's debezium-json format) or "json" (one JSON object per record,
 	// insertions only).
 	Format string `json:"format,omitempty"`
+	// Key names the fields of the records' Kafka key (Debezium: the
+	// table's primary key columns), by which the topics are partitioned.
+	// On a distributed worker a job whose keyBy is exactly these fields
+	// reads its input partitions directly (no repartition topic); every
+	// record's key is then checked to have exactly these fields.
+	Key []string `json:"key,omitempty"`
 }
 
 // EventTimeSpec is either Field (a row field: Debezium's
@@ -266,6 +272,11 @@ func (s *Spec) Validate() error {
 	for i, t := range s.Source.Topics {
 		if strings.TrimSpace(t) == "" {
 			bad(fmt.Sprintf("source.topics[%d]", i), "empty topic name")
+		}
+	}
+	for i, k := range s.Source.Key {
+		if k == "" {
+			bad(fmt.Sprintf("source.key[%d]", i), "empty field name")
 		}
 	}
 	switch s.Source.Format {
