@@ -2,11 +2,13 @@ package flinklite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // UpsertColumn is one column of an upsert row: its name, its value (nil
@@ -132,16 +134,23 @@ func (k *postgresUpsertSink[T]) flush(ctx context.Context) error {
 		}
 		k.conn = conn
 	}
-	created := k.created
+	if !k.created {
+		// Outside the upsert transaction: the instances of a scaled-out
+		// job (RunScaledOut) create the table at once, and CREATE TABLE
+		// IF NOT EXISTS is not concurrency-safe in PostgreSQL (the loser
+		// fails with 23505 on pg_type_typname_nsp_index, 42710 on the row
+		// type or 42P07): the winner's table is the one wanted.
+		_, err := k.conn.Exec(ctx, createUpsertTableSQL(k.cfg.Table, k.pending[k.order[0]]))
+		var pe *pgconn.PgError
+		if err != nil && !(errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07" || pe.Code == "42710")) {
+			k.close()
+			return fmt.Errorf("creating %s: %w", k.cfg.Table, err)
+		}
+		k.created = true
+	}
 	err := pgx.BeginFunc(ctx, k.conn, func(tx pgx.Tx) error {
 		for _, id := range k.order {
 			r := k.pending[id]
-			if !created {
-				if _, err := tx.Exec(ctx, createUpsertTableSQL(k.cfg.Table, r)); err != nil {
-					return fmt.Errorf("creating %s: %w", k.cfg.Table, err)
-				}
-				created = true
-			}
 			q, args := upsertSQL(k.cfg.Table, r)
 			if _, err := tx.Exec(ctx, q, args...); err != nil {
 				return fmt.Errorf("writing %s: %w", k.cfg.Table, err)
@@ -154,7 +163,6 @@ func (k *postgresUpsertSink[T]) flush(ctx context.Context) error {
 		k.close()
 		return err
 	}
-	k.created = created
 	k.order = k.order[:0]
 	clear(k.pending)
 	return nil

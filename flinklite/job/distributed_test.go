@@ -291,7 +291,8 @@ func TestDistributedJobRepartitions(t *testing.T) {
 // Without a repartition (keyBy is source.key), the job reads the input
 // partitions directly; a record whose key has other fields fails the job
 // with a trace naming source.key, as its state per partition would be
-// wrong.
+// wrong. The pebble state backend and savepoints are refused: a
+// distributed job's state is one Kafka record per partition.
 func TestDistributedJobKeyedByInputKey(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "orders"))
 	if err != nil {
@@ -342,8 +343,17 @@ func TestDistributedJobKeyedByInputKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pebble := *spec
+	pebble.StateBackend = "pebble"
+	var si *SpecInvalidError
+	if err := m.Create(&pebble); !errors.As(err, &si) || si.Errors[0].Field != "stateBackend" {
+		t.Fatalf("a pebble job on a distributed worker: %v, want a stateBackend error", err)
+	}
 	if err := m.Create(spec); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := m.Savepoint(ctx, "totals"); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("savepoint of a distributed job: %v, want ErrUnsupported", err)
 	}
 	last, dups := committedTotals(ctx, t, brokers, "by_id", want)
 	if len(dups) > 0 {

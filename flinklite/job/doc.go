@@ -3,8 +3,10 @@
 // onto the flinklite Go API (Compile: Kafka source, debezium-json or json
 // decoding, watermarks, filter, map, keyBy, window, retracting
 // aggregates, exactly-once Kafka sink, PostgreSQL upsert sink, late side
-// output), and run by a Manager that persists it in data.dir, restarts it
-// after failures and with the worker, and takes savepoints.
+// output), and run by a Manager that persists it in data.dir (or, on a
+// distributed worker, in a Kafka topic shared by the workers, which all
+// run it scaled out), restarts it after failures and with the worker, and
+// takes savepoints.
 //
 // Invariants:
 //   - A spec compiles to the same job graph (operator ids) every time, so
@@ -12,7 +14,13 @@
 //   - Row values are normalized to JSON's types (float64 numbers, string,
 //     bool, nil) when decoded, so a row is equal before and after a
 //     checkpoint restore, and a retraction finds the value it retracts.
-//   - A job's state is its worker's local files (data.dir/jobs/<id>): the
-//     REST requests are served by the worker that holds the job, never
+//   - A local job's state is its worker's local files (data.dir/jobs/<id>):
+//     the REST requests are served by the worker that holds the job, never
 //     forwarded to the leader.
+//   - On a distributed worker (NewDistributedManager, distributed.go) the
+//     specs are records of a compacted topic and every worker runs every
+//     job with flinklite.RunScaledOut: state per input partition, in
+//     Kafka. Rows of one keyBy value meet in one partition instance: the
+//     job repartitions them through "<job>.repartition" unless keyBy is
+//     the input key (Spec.Source.Key), which each record is checked for.
 package job

@@ -42,7 +42,9 @@ const (
 // having the checkpoints) and the worker restarts the jobs it finds there.
 // A job that fails is restarted from its last committed checkpoint after a
 // delay doubling from 1 s to 30 s (Flink's exponential-delay restart
-// strategy); it never stops trying until deleted.
+// strategy); it never stops trying until deleted. That is a local job;
+// on a distributed worker (NewDistributedManager) the specs are in Kafka
+// and every worker runs every job scaled out.
 type Manager struct {
 	dir     string
 	spDir   string

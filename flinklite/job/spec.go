@@ -24,7 +24,10 @@ type Spec struct {
 	EventTime EventTimeSpec `json:"eventTime"`
 	// MaxOutOfOrderness is how far behind the latest event time of its
 	// partition an element may be and still be on time (Flink's
-	// WatermarkStrategy.forBoundedOutOfOrderness; default 0).
+	// WatermarkStrategy.forBoundedOutOfOrderness; default 0). A
+	// distributed job that repartitions applies it (and Idleness) per
+	// repartition partition, which interleaves every source partition's
+	// rows: more disorder than in one source partition.
 	MaxOutOfOrderness Duration `json:"maxOutOfOrderness"`
 	// Idleness is how long a partition may receive nothing before it no
 	// longer holds the watermark back (Flink's withIdleness; default 0 =
