@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -106,7 +107,7 @@ func NewDistributedManager(ctx context.Context, dataDir string, brokers []string
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = 10 * time.Second
 	}
-	m := &Manager{dir: dataDir + "/jobs", brokers: brokers, opts: opts, log: log, jobs: map[string]*runningJob{}, dist: &distributed{cfg: cfg}}
+	m := &Manager{dir: filepath.Join(dataDir, "jobs"), brokers: brokers, opts: opts, log: log, jobs: map[string]*runningJob{}, dist: &distributed{cfg: cfg}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	specs, err := kafkalog.Open(ctx, brokers, cfg.Topic, kafkalog.TopicSpec{Partitions: 1, ReplicationFactor: cfg.ReplicationFactor}, m.applySpec, opts...)
 	if err != nil {

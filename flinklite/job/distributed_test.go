@@ -386,3 +386,48 @@ func TestDistributedJobKeyedByInputKey(t *testing.T) {
 		return i.Restarts > 0 && strings.Contains(i.Trace, "source.key")
 	})
 }
+
+// The repartition is skipped only when every row of a keyBy value is on
+// one input partition: keyBy is exactly source.key (in any order), and no
+// map overwrites one of its fields. Record keys are checked by field
+// names, of a plain JSON object or of a JSON converter envelope's payload
+// (Debezium's key with schemas.enable=true).
+func TestNeedsRepartitionAndKeyFields(t *testing.T) {
+	for _, c := range []struct {
+		key, keyBy []string
+		mapAs      string
+		want       bool
+	}{
+		{nil, []string{"id"}, "", true},
+		{[]string{"id"}, []string{"id"}, "", false},
+		{[]string{"a", "b"}, []string{"b", "a"}, "", false},
+		{[]string{"id"}, []string{"customer"}, "", true},
+		{[]string{"a", "b"}, []string{"a"}, "", true},
+		{[]string{"id"}, []string{"id"}, "id", true},
+		{[]string{"id"}, []string{"id"}, "other", false},
+	} {
+		s := &Spec{Source: SourceSpec{Key: c.key}, KeyBy: c.keyBy}
+		if c.mapAs != "" {
+			s.Map = []Projection{{As: c.mapAs, Value: 1.0}}
+		}
+		if got := needsRepartition(s); got != c.want {
+			t.Errorf("key %v keyBy %v map %q: repartition %v, want %v", c.key, c.keyBy, c.mapAs, got, c.want)
+		}
+	}
+	for key, want := range map[string]string{
+		`{"id":1}`: "[id]",
+		`{"schema":{"type":"struct","fields":[{"field":"id","type":"int32"}]},"payload":{"id":1}}`: "[id]",
+		`{"b":1,"a":"x"}`: "[a b]",
+		`"id"`:            "error",
+		`not json`:        "error",
+	} {
+		got, err := keyFieldNames([]byte(key))
+		g := fmt.Sprint(got)
+		if err != nil {
+			g = "error"
+		}
+		if g != want {
+			t.Errorf("keyFieldNames(%s) = %s, want %s", key, g, want)
+		}
+	}
+}
