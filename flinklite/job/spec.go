@@ -25,9 +25,9 @@ type Spec struct {
 	// MaxOutOfOrderness is how far behind the latest event time of its
 	// partition an element may be and still be on time (Flink's
 	// WatermarkStrategy.forBoundedOutOfOrderness; default 0). A
-	// distributed job that repartitions applies it (and Idleness) per
-	// repartition partition, which interleaves every source partition's
-	// rows: more disorder than in one source partition.
+	// distributed job that repartitions applies it per repartition
+	// partition, which interleaves every source partition's rows: more
+	// disorder than in one source partition (README, distributed jobs).
 	MaxOutOfOrderness Duration `json:"maxOutOfOrderness"`
 	// Idleness is how long a partition may receive nothing before it no
 	// longer holds the watermark back (Flink's withIdleness; default 0 =
