@@ -160,6 +160,18 @@ func TestFlinkliteDistributedJobSurvivesSIGKILL(t *testing.T) {
 	if n := len(before.Distributed.Partitions) + len(other.Distributed.Partitions); n != 8 {
 		t.Fatalf("the workers run %d partitions together, want 4 + 4: %+v %+v", n, before.Distributed, other.Distributed)
 	}
+	for _, ji := range []distJobInfo{before, other} {
+		members := map[string]bool{}
+		for _, w := range ji.Distributed.Workers {
+			if byID[w.Worker] == nil {
+				t.Fatalf("GET on %s lists worker %q, not a worker's REST host:port", ji.Distributed.Worker, w.Worker)
+			}
+			members[w.Stage+"@"+w.Worker] = true
+		}
+		if len(members) != 4 || byID[ji.Distributed.Worker] == nil {
+			t.Fatalf("GET on %s lists %v, want both workers in both stages", ji.Distributed.Worker, ji.Distributed.Workers)
+		}
+	}
 	rep := before.Distributed.RepartitionTopic
 	if rep == "" || !strings.HasSuffix(rep, ".repartition") {
 		t.Fatalf("keyBy customer differs from the record key id, yet no repartition topic: %+v", before.Distributed)
