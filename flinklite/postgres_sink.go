@@ -2,12 +2,14 @@ package flinklite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/connectd/connectd/sinks/jdbc"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // UpsertColumn is one column of an upsert row: its name, its value (nil
@@ -159,12 +161,22 @@ func (w *postgresWriter) write(ctx context.Context, rows []UpsertRow, create boo
 		}
 		w.conn = conn
 	}
+	tmpl, hasRow := tableTemplate(rows)
+	if create && hasRow {
+		// Outside the upsert transaction: the instances of a scaled-out
+		// job (RunScaledOut) create the table at once, and CREATE TABLE IF
+		// NOT EXISTS is not concurrency-safe in PostgreSQL (the loser fails
+		// with 23505 on pg_type_typname_nsp_index, 42710 on the row type or
+		// 42P07): the winner's table is the one wanted.
+		_, err := w.conn.Exec(ctx, createUpsertTableSQL(w.cfg.Table, tmpl))
+		var pe *pgconn.PgError
+		if err != nil && !(errors.As(err, &pe) && (pe.Code == "23505" || pe.Code == "42P07" || pe.Code == "42710")) {
+			w.close()
+			return fmt.Errorf("creating the table: %w", err)
+		}
+	}
 	err := pgx.BeginFunc(ctx, w.conn, func(tx pgx.Tx) error {
-		if tmpl, ok := tableTemplate(rows); create && ok {
-			if _, err := tx.Exec(ctx, createUpsertTableSQL(w.cfg.Table, tmpl)); err != nil {
-				return fmt.Errorf("creating the table: %w", err)
-			}
-		} else if create {
+		if create && !hasRow {
 			// Only deletes, and the table may not exist: nothing to delete then.
 			var exists bool
 			if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", quoteIdent(w.cfg.Table)).Scan(&exists); err != nil || !exists {

@@ -98,3 +98,61 @@ func TestPostgresUpsertSinkIsIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The instances of a scaled-out job (one per input partition) create the
+// upsert table at their first checkpoint, at once: CREATE TABLE IF NOT
+// EXISTS is not concurrency-safe in PostgreSQL (a loser fails with 23505
+// on pg_type_typname_nsp_index, 42710 or 42P07; this test saw 42710
+// before the sink ignored it), so a sink that lost the race
+// carries on with the winner's table. 8 sinks × 10 tables, started
+// together; every flush must succeed and every row land.
+func TestPostgresUpsertSinksCreateTheTableConcurrently(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	pg := testenv.PostgresT(t)
+	if err := pg.CreateDatabase(ctx, "race"); err != nil {
+		t.Fatal(err)
+	}
+	const sinks, tables = 8, 10
+	for tb := 0; tb < tables; tb++ {
+		start := make(chan struct{})
+		errs := make(chan error, sinks)
+		for i := 0; i < sinks; i++ {
+			env := NewEnv()
+			in := NewInput[windowSum](env, 1)
+			ToPostgresUpsert(in.Stream(), PostgresUpsertConfig{URL: pg.DSN("race"), Table: fmt.Sprintf("public.t%d", tb)}, func(c Change[windowSum]) (UpsertRow, error) {
+				return UpsertRow{Key: []UpsertColumn{{Name: "k", Value: c.Value.Key, Type: "text"}},
+					Values: []UpsertColumn{{Name: "total", Value: float64(c.Value.Sum), Type: "numeric"}}}, nil
+			})
+			if err := in.Emit(0, windowSum{Key: fmt.Sprint(i), Sum: int64(i)}); err != nil {
+				t.Fatal(err)
+			}
+			sink := env.syncSinks[0]
+			defer sink.close()
+			go func() {
+				<-start
+				errs <- sink.flush(ctx)
+			}()
+		}
+		close(start)
+		for i := 0; i < sinks; i++ {
+			if err := <-errs; err != nil {
+				t.Fatalf("table t%d: %v", tb, err)
+			}
+		}
+	}
+	conn, err := pg.Connect(ctx, "race")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for tb := 0; tb < tables; tb++ {
+		var n int
+		if err := conn.QueryRow(ctx, fmt.Sprintf("SELECT count(*) FROM t%d", tb)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != sinks {
+			t.Fatalf("t%d has %d rows, want %d", tb, n, sinks)
+		}
+	}
+}

@@ -44,6 +44,16 @@ type ScaleOutConfig struct {
 	// the id of the restored checkpoint, 0 when the partition starts from
 	// its first offset.
 	OnAssigned func(topic string, partition int32, checkpoint int64)
+	// OnStarted, if set, is called (under the worker's lock, so briefly)
+	// when this worker starts the instance of a partition it was assigned,
+	// with the instance's Env (for Env.Status), and OnStopped when that
+	// instance ended (revoked, lost, failed or stopped).
+	OnStarted func(topic string, partition int32, env *Env)
+	OnStopped func(topic string, partition int32)
+	// MemberClientID, if set, is the client.id of this worker's group
+	// member, which Kafka's DescribeGroups shows next to the member's
+	// partitions (e.g. the worker's REST address).
+	MemberClientID string
 
 	// crash, when closed, simulates a killed worker in tests: every
 	// partition is abandoned mid-transaction (no checkpoint, producers
@@ -133,8 +143,14 @@ func RunScaledOut(ctx context.Context, cfg ScaleOutConfig, build PartitionJob) e
 		if cfg.OnAssigned != nil {
 			rc.onRestored = func(id int64) { cfg.OnAssigned(tp.topic, tp.part, id) }
 		}
+		if cfg.OnStarted != nil {
+			cfg.OnStarted(tp.topic, tp.part, env)
+		}
 		go func() {
 			defer close(t.done)
+			if cfg.OnStopped != nil {
+				defer cfg.OnStopped(tp.topic, tp.part)
+			}
 			err := env.Run(tctx, rc)
 			mu.Lock()
 			stopped := t.stopped
@@ -168,7 +184,11 @@ func RunScaledOut(ctx context.Context, cfg ScaleOutConfig, build PartitionJob) e
 		}
 	}
 	var crashed atomic.Bool
-	group, err := kgo.NewClient(append([]kgo.Opt{
+	var member []kgo.Opt
+	if cfg.MemberClientID != "" {
+		member = append(member, kgo.ClientID(cfg.MemberClientID))
+	}
+	group, err := kgo.NewClient(append(append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ConsumerGroup(cfg.JobID),
 		kgo.ConsumeTopics(cfg.Topics...),
@@ -188,7 +208,7 @@ func RunScaledOut(ctx context.Context, cfg ScaleOutConfig, build PartitionJob) e
 		}),
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { stop(m, crashed.Load()) }),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) { stop(m, true) }),
-	}, cfg.ClientOpts...)...)
+	}, cfg.ClientOpts...), member...)...)
 	if err != nil {
 		return err
 	}

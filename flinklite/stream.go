@@ -130,6 +130,12 @@ func (e *Env) Metrics() Metrics { return e.metrics }
 // failover.
 func (e *Env) Err() error { return e.err }
 
+// Fail fails the job with err from a user function on the job's goroutine
+// (a Map, FlatMap or Filter that meets input it must not skip): the
+// element being processed is the last, and Env.Run returns err, as a
+// Flink operator throwing an exception fails its task.
+func (e *Env) Fail(err error) { e.fail(err) }
+
 func (e *Env) fail(err error) {
 	if e.err == nil {
 		e.err = err
@@ -283,6 +289,27 @@ func (m *flatMapOp[T, U]) processWatermark(wm int64) { m.out.emitWatermark(wm) }
 func FlatMap[T, U any](s *Stream[T], f func(v T, collect func(U))) *Stream[U] {
 	out := newStream[U](s.env, s.parts)
 	s.subscribe(&flatMapOp[T, U]{f: f, out: out})
+	return out
+}
+
+type flatMapChangesOp[T, U any] struct {
+	f   func(T, func(U, bool))
+	out *Stream[U]
+}
+
+func (m *flatMapChangesOp[T, U]) processElement(e element[T]) {
+	m.f(e.v, func(u U, retract bool) { m.out.emit(element[U]{v: u, ts: e.ts, part: e.part, retract: retract}) })
+}
+func (m *flatMapChangesOp[T, U]) processWatermark(wm int64) { m.out.emitWatermark(wm) }
+
+// FlatMapChanges is FlatMap whose f also says, for each result, whether it
+// is a retraction (Flink's RowKind set by a changelog format): it decodes a
+// changelog written to Kafka with each Change's Retract flag in the record,
+// e.g. a repartition topic between two scaled-out stages. The input
+// element's own flag is not carried over.
+func FlatMapChanges[T, U any](s *Stream[T], f func(v T, collect func(u U, retract bool))) *Stream[U] {
+	out := newStream[U](s.env, s.parts)
+	s.subscribe(&flatMapChangesOp[T, U]{f: f, out: out})
 	return out
 }
 

@@ -17,8 +17,11 @@ import (
 // DELETE /jobs/{id}, POST /jobs/{id}/savepoints and GET
 // /jobs/{id}/savepoints/{triggerid}, after Flink's REST API (/jobs,
 // /jobs/:jobid, /jobs/:jobid/savepoints, /jobs/:jobid/savepoints/:triggerid).
-// Jobs run on the worker that received them (their checkpoints are its
-// local files), so these requests are not forwarded to the leader.
+// With the embedded broker jobs run on the worker that received them (their
+// checkpoints are its local files); on a distributed worker
+// (bootstrap.servers) any worker writes the spec to the job spec topic and
+// every worker runs the job's share of partitions it is assigned. Either
+// way these requests are not forwarded to the leader.
 func (s *Server) routeJobs(e *echo.Echo) {
 	e.POST("/jobs", s.createJob)
 	e.GET("/jobs", s.listJobs)
@@ -37,8 +40,8 @@ type jobErrorBody struct {
 
 // jobError writes err with its status: 400 and every invalid field for a
 // *job.SpecInvalidError, 404 for job.ErrNotFound and
-// job.ErrTriggerNotFound, 409 for job.ErrExists and job.ErrNotRunning,
-// else 500.
+// job.ErrTriggerNotFound, 409 for job.ErrExists, job.ErrNotRunning and
+// job.ErrUnsupported, else 500.
 func jobError(c echo.Context, err error) error {
 	code := http.StatusInternalServerError
 	body := jobErrorBody{Message: err.Error()}
@@ -49,7 +52,7 @@ func jobError(c echo.Context, err error) error {
 		body.Errors = si.Errors
 	case errors.Is(err, job.ErrNotFound), errors.Is(err, job.ErrTriggerNotFound):
 		code = http.StatusNotFound
-	case errors.Is(err, job.ErrExists), errors.Is(err, job.ErrNotRunning):
+	case errors.Is(err, job.ErrExists), errors.Is(err, job.ErrNotRunning), errors.Is(err, job.ErrUnsupported):
 		code = http.StatusConflict
 	}
 	body.ErrorCode = code

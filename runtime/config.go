@@ -27,6 +27,7 @@ var workerDefaults = map[string]string{
 	"config.storage.topic":              "connect-configs",
 	"offset.storage.topic":              "connect-offsets",
 	"status.storage.topic":              "connect-status",
+	"jobs.storage.topic":                "connect-jobs",
 	"offset.storage.partitions":         "25",
 	"status.storage.partitions":         "5",
 	"config.storage.replication.factor": "-1",

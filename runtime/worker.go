@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/flinklite/job"
@@ -90,13 +92,41 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 	if w.ClusterID == "" {
 		w.ClusterID = clusterIDOf(ctx, h)
 	}
-	jobs, err := job.NewManager(cfg.Get("data.dir"), w.Brokers, h.InternalKafkaOpts(), log)
+	jobs, err := startJobs(ctx, cfg, w, h, restAddr, log)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("starting flinklite jobs: %w", err)
 	}
 	w.Jobs = jobs
 	return w, nil
+}
+
+// startJobs returns the worker's flinklite job manager. With the embedded
+// broker (bootstrap.servers empty) jobs are the worker's own, kept in
+// data.dir/jobs. With bootstrap.servers the worker is distributed, as
+// Kafka Connect's: job specs are kept in the compacted topic
+// jobs.storage.topic (one per connectd cluster, as config.storage.topic),
+// every worker of the cluster runs every job, and each job's input
+// partitions are spread across the workers (job.NewDistributedManager).
+func startJobs(ctx context.Context, cfg WorkerConfig, w *Worker, h *Herder, restAddr string, log *slog.Logger) (*job.Manager, error) {
+	if w.Broker != nil {
+		return job.NewManager(cfg.Get("data.dir"), w.Brokers, h.InternalKafkaOpts(), log)
+	}
+	session, err := cfg.Int("session.timeout.ms")
+	if err != nil {
+		return nil, err
+	}
+	rf, err := cfg.Int("config.storage.replication.factor")
+	if err != nil {
+		return nil, err
+	}
+	topic := cfg.Get("jobs.storage.topic")
+	if local, _ := filepath.Glob(filepath.Join(cfg.Get("data.dir"), "jobs", "*", "job.json")); len(local) > 0 {
+		log.Warn("local flinklite jobs in data.dir are not started on a distributed worker (bootstrap.servers is set): POST their specs again", "jobs", local, "jobs.storage.topic", topic)
+	}
+	return job.NewDistributedManager(ctx, cfg.Get("data.dir"), w.Brokers, h.InternalKafkaOpts(), log, job.DistributedConfig{
+		Topic: topic, WorkerID: restAddr, SessionTimeout: time.Duration(session) * time.Millisecond, ReplicationFactor: int16(rf),
+	})
 }
 
 func clusterIDOf(ctx context.Context, h *Herder) string {

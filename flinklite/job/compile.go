@@ -31,9 +31,13 @@ func CompileWithState(ctx context.Context, env *flinklite.Env, s *Spec, brokers 
 	if err != nil {
 		return err
 	}
-	var rows *flinklite.Stream[Row]
+	return compileWindows(env, s, transformRows(s, withWatermarks(s, decodeRows(s, msgs))), state)
+}
+
+// decodeRows is the source's format: debezium-json changes or json rows.
+func decodeRows(s *Spec, msgs *flinklite.Stream[flinklite.Message]) *flinklite.Stream[Row] {
 	if s.Source.Format == "json" {
-		rows = flinklite.FlatMap(msgs, func(m flinklite.Message, out func(Row)) {
+		return flinklite.FlatMap(msgs, func(m flinklite.Message, out func(Row)) {
 			r, ok, err := jsonRow(m, s.EventTime)
 			if err != nil {
 				// FlatMap cannot fail the job; a malformed record is a
@@ -45,17 +49,24 @@ func CompileWithState(ctx context.Context, env *flinklite.Env, s *Spec, brokers 
 				out(r)
 			}
 		})
-	} else {
-		et := s.EventTime
-		rows = flinklite.DebeziumChanges(msgs, func(st *connect.Struct, meta flinklite.ChangeMeta) (Row, error) {
-			return structRow(st, meta, et)
-		})
 	}
-	rows = flinklite.AssignTimestampsAndWatermarks(rows, flinklite.WatermarkStrategy[Row]{
+	et := s.EventTime
+	return flinklite.DebeziumChanges(msgs, func(st *connect.Struct, meta flinklite.ChangeMeta) (Row, error) {
+		return structRow(st, meta, et)
+	})
+}
+
+// withWatermarks assigns the rows' event time and the spec's watermarks.
+func withWatermarks(s *Spec, rows *flinklite.Stream[Row]) *flinklite.Stream[Row] {
+	return flinklite.AssignTimestampsAndWatermarks(rows, flinklite.WatermarkStrategy[Row]{
 		Timestamp:         func(r Row) time.Time { return time.UnixMilli(r.Time) },
 		MaxOutOfOrderness: s.MaxOutOfOrderness.D,
 		IdleTimeout:       s.Idleness.D,
 	})
+}
+
+// transformRows applies the spec's filter, then its map.
+func transformRows(s *Spec, rows *flinklite.Stream[Row]) *flinklite.Stream[Row] {
 	if len(s.Filter) > 0 {
 		conds := make([]Condition, len(s.Filter))
 		for i, c := range s.Filter {
@@ -88,14 +99,22 @@ func CompileWithState(ctx context.Context, env *flinklite.Env, s *Spec, brokers 
 			return Row{Fields: f, Time: r.Time}
 		})
 	}
-	keyBy := s.KeyBy
-	keyed := flinklite.KeyBy(rows, func(r Row) string {
-		vals := make([]any, len(keyBy))
-		for i, k := range keyBy {
-			vals[i] = r.Fields[k]
-		}
-		return encodeValues(vals) // numbers keep their kind (keyValues)
-	})
+	return rows
+}
+
+// keyOf is a row's key: the JSON array of its keyBy values.
+func keyOf(s *Spec, r Row) string {
+	vals := make([]any, len(s.KeyBy))
+	for i, k := range s.KeyBy {
+		vals[i] = r.Fields[k]
+	}
+	return encodeValues(vals) // numbers keep their kind (keyValues)
+}
+
+// compileWindows keys the rows, windows and aggregates them and writes
+// the results to the sinks (and the late rows to the late output).
+func compileWindows(env *flinklite.Env, s *Spec, rows *flinklite.Stream[Row], state flinklite.StateBackend) error {
+	keyed := flinklite.KeyBy(rows, func(r Row) string { return keyOf(s, r) })
 	var assigner flinklite.WindowAssigner
 	switch s.Window.Type {
 	case "tumbling":

@@ -36,7 +36,7 @@ const orderSchema = `{"type":"struct","optional":true,"name":"dbserver1.shop.ord
  {"type":"struct","fields":[{"type":"int32","optional":false,"field":"scale"},{"type":"bytes","optional":false,"field":"value"}],"optional":true,"name":"io.debezium.data.VariableScaleDecimal","version":1,"doc":"Variable scaled decimal","field":"rate"},
  {"type":"int64","optional":false,"field":"at"}]}`
 
-type order struct {
+type exactOrder struct {
 	id       int
 	customer string
 	amount   string // unscaled, scale 2
@@ -52,14 +52,14 @@ func decimalBytes(n string) string {
 	return base64.StdEncoding.EncodeToString(connect.Decimal{Unscaled: u}.TwosComplement())
 }
 
-func (o order) image() string {
+func (o exactOrder) image() string {
 	return fmt.Sprintf(`{"id":%d,"customer":%q,"amount":%q,"qty":%d,"rate":{"scale":%d,"value":%q},"at":%d}`,
 		o.id, o.customer, decimalBytes(o.amount), o.qty, o.rate[0], decimalBytes(fmt.Sprint(o.rate[1])), o.at)
 }
 
 // event is the Debezium change event (JSON converter with
 // schemas.enable=true: {"schema", "payload"}) of op on o.
-func (o order) event(op string) (key, value []byte) {
+func (o exactOrder) event(op string) (key, value []byte) {
 	key = fmt.Appendf(nil, `{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"id"}],"optional":false,"name":"dbserver1.shop.orders.Key"},"payload":{"id":%d}}`, o.id)
 	value = fmt.Appendf(nil, `{"schema":{"type":"struct","optional":false,"name":"dbserver1.shop.orders.Envelope","fields":[%s,%s,{"type":"string","optional":false,"field":"op"}]},
 		"payload":{"before":null,"after":%s,"op":%q}}`,
@@ -83,7 +83,7 @@ const big53 = 9007199254740993
 // numerics (SUM over numeric(10,2) keeps scale 2; AVG scale is
 // max(6, s) as Flink's AVG over DECIMAL).
 func TestExactNumbersEndToEnd(t *testing.T) {
-	orders := []order{
+	orders := []exactOrder{
 		{1, "c1", "10", big53, [2]int64{1, 1}, 1000},              // 0.10, 0.1
 		{2, "c1", "20", big53, [2]int64{1, 2}, 2000},              // 0.20, 0.2
 		{3, "c2", "1234567891", -5, [2]int64{3, 1005}, 3000},      // 12345678.91, 1.005

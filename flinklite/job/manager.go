@@ -54,7 +54,9 @@ const (
 // having the checkpoints) and the worker restarts the jobs it finds there.
 // A job that fails is restarted from its last committed checkpoint after a
 // delay doubling from 1 s to 30 s (Flink's exponential-delay restart
-// strategy); it never stops trying until deleted.
+// strategy); it never stops trying until deleted. That is a local job;
+// on a distributed worker (NewDistributedManager) the specs are in Kafka
+// and every worker runs every job scaled out.
 type Manager struct {
 	dir     string
 	spDir   string
@@ -67,6 +69,8 @@ type Manager struct {
 
 	mu   sync.Mutex
 	jobs map[string]*runningJob
+	// dist is set on a distributed worker (NewDistributedManager).
+	dist *distributed
 }
 
 // persisted is job.json.
@@ -95,6 +99,10 @@ type runningJob struct {
 	// return of Env.Run means the job stopped at that savepoint.
 	stopping bool
 	triggers map[string]*SavepointStatus
+	// parts are the partition instances a distributed job runs on this
+	// worker, and repartition whether it has a repartition stage.
+	parts       map[partitionKey]*flinklite.Env
+	repartition bool
 }
 
 // NewManager returns the manager of the jobs under dataDir/jobs, reading
@@ -127,6 +135,9 @@ func NewManager(dataDir string, brokers []string, opts []kgo.Opt, log *slog.Logg
 func (m *Manager) Create(s *Spec) error {
 	if err := s.Validate(); err != nil {
 		return err
+	}
+	if m.dist != nil {
+		return m.createDistributed(s)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -193,6 +204,10 @@ func (m *Manager) startLocked(p persisted) {
 	go func() {
 		defer m.wg.Done()
 		defer close(j.done)
+		if m.dist != nil {
+			m.runDistributed(ctx, j)
+			return
+		}
 		m.run(ctx, j)
 	}()
 }
@@ -287,6 +302,9 @@ type Info struct {
 	// WatermarkTime is Watermark as RFC 3339 (absent before the first).
 	WatermarkTime *time.Time `json:"watermark_time,omitempty"`
 	Spec          *Spec      `json:"spec"`
+	// Distributed is the job's scale-out on a distributed worker: the
+	// partitions this worker runs and the cluster's workers.
+	Distributed *DistributedInfo `json:"distributed,omitempty"`
 }
 
 // Get returns the job's state and figures. Errors: ErrNotFound.
@@ -298,12 +316,18 @@ func (m *Manager) Get(id string) (Info, error) {
 		return Info{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	info := Info{ID: id, State: j.state, Trace: j.trace, Restarts: j.restart, Spec: redacted(j.rec.Spec)}
-	if j.env != nil {
+	switch {
+	case m.dist != nil:
+		j.distributedStatus(&info, m.dist.cfg.WorkerID)
+	case j.env != nil:
 		info.JobStatus = j.env.Status()
-	} else {
+	default:
 		info.Watermark = flinklite.MinWatermark
+	}
+	j.mu.Unlock()
+	if m.dist != nil {
+		m.describeWorkers(j, &info) // asks Kafka: outside j.mu
 	}
 	if info.Watermark != flinklite.MinWatermark {
 		t := time.UnixMilli(info.Watermark).UTC()
@@ -340,6 +364,9 @@ func (m *Manager) List() []string {
 // its state) and removes its spec, checkpoints and checkpoint marker
 // topic; its savepoints stay. Errors: ErrNotFound; the file system's.
 func (m *Manager) Delete(ctx context.Context, id string) error {
+	if m.dist != nil {
+		return m.deleteDistributed(ctx, id)
+	}
 	m.mu.Lock()
 	j, ok := m.jobs[id]
 	if ok {
@@ -464,6 +491,9 @@ func (m *Manager) TriggerSavepoint(id string, req SavepointRequest) (string, err
 	if !ok {
 		return "", fmt.Errorf("job %s: %w", id, ErrNotFound)
 	}
+	if m.dist != nil {
+		return "", fmt.Errorf("job %s: savepoints of a distributed job: %w", id, ErrUnsupported)
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	for id, op := range j.triggers {
@@ -568,6 +598,9 @@ func (m *Manager) SavepointStatus(id, trigger string) (SavepointStatus, error) {
 // Close stops every job, each with a final checkpoint (Env.Run's clean
 // stop), and waits for them.
 func (m *Manager) Close() {
+	if m.dist != nil {
+		m.dist.specs.Close()
+	}
 	m.cancel()
 	m.wg.Wait()
 }

@@ -25,7 +25,10 @@ type Spec struct {
 	EventTime EventTimeSpec `json:"eventTime"`
 	// MaxOutOfOrderness is how far behind the latest event time of its
 	// partition an element may be and still be on time (Flink's
-	// WatermarkStrategy.forBoundedOutOfOrderness; default 0).
+	// WatermarkStrategy.forBoundedOutOfOrderness; default 0). A
+	// distributed job that repartitions applies it per repartition
+	// partition, which interleaves every source partition's rows: more
+	// disorder than in one source partition (README, distributed jobs).
 	MaxOutOfOrderness Duration `json:"maxOutOfOrderness"`
 	// Idleness is how long a partition may receive nothing before it no
 	// longer holds the watermark back (Flink's withIdleness; default 0 =
@@ -72,6 +75,12 @@ type SourceSpec struct {
 	// Flink's debezium-json format) or "json" (one JSON object per record,
 	// insertions only).
 	Format string `json:"format,omitempty"`
+	// Key names the fields of the records' Kafka key (Debezium: the
+	// table's primary key columns), by which the topics are partitioned.
+	// On a distributed worker a job whose keyBy is exactly these fields
+	// reads its input partitions directly (no repartition topic); every
+	// record's key is then checked to have exactly these fields.
+	Key []string `json:"key,omitempty"`
 }
 
 // EventTimeSpec is either Field (a row field: Debezium's
@@ -302,6 +311,11 @@ func (s *Spec) Validate() error {
 	for i, t := range s.Source.Topics {
 		if strings.TrimSpace(t) == "" {
 			bad(fmt.Sprintf("source.topics[%d]", i), "empty topic name")
+		}
+	}
+	for i, k := range s.Source.Key {
+		if k == "" {
+			bad(fmt.Sprintf("source.key[%d]", i), "empty field name")
 		}
 	}
 	switch s.Source.Format {

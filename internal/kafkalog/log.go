@@ -103,6 +103,10 @@ func Open(ctx context.Context, brokers []string, topic string, spec TopicSpec, o
 	return l, nil
 }
 
+// unknownTopicRetry bounds how long ReadToEnd retries the end offsets of
+// a topic the brokers do not know yet.
+const unknownTopicRetry = 30 * time.Second
+
 func ensureTopic(ctx context.Context, admin *kadm.Client, topic string, spec TopicSpec) error {
 	rf := spec.ReplicationFactor
 	if rf == 0 {
@@ -153,12 +157,24 @@ func (l *Log) ReadToEnd(ctx context.Context) error {
 	if l.readCommitted {
 		list = l.admin.ListCommittedOffsets
 	}
-	ends, err := list(ctx, l.topic)
-	if err != nil {
-		return fmt.Errorf("kafkalog: end offsets of %s: %w", l.topic, err)
-	}
-	if err := ends.Error(); err != nil {
-		return fmt.Errorf("kafkalog: end offsets of %s: %w", l.topic, err)
+	// A topic just created may not be known to every broker yet (topic
+	// creation is asynchronous in Kafka): UNKNOWN_TOPIC_OR_PARTITION is
+	// retried for a while, as KafkaBasedLog's TopicAdmin.retryEndOffsets
+	// does.
+	var ends kadm.ListedOffsets
+	for wait := time.Now().Add(unknownTopicRetry); ; {
+		var err error
+		ends, err = list(ctx, l.topic)
+		if err == nil {
+			err = ends.Error()
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, kerr.UnknownTopicOrPartition) || time.Now().After(wait) || ctx.Err() != nil {
+			return fmt.Errorf("kafkalog: end offsets of %s: %w", l.topic, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	want := map[int32]int64{}
 	ends.Each(func(o kadm.ListedOffset) {
