@@ -339,7 +339,7 @@ var ownConfigDef = connect.NewConfigDef().
 		Doc: "connectd only. Bytes of in-progress streamed transactions (pgoutput messages as received) kept in memory, over all such transactions; beyond it a transaction's messages are written to a temp file and read back at its commit.", Validator: positiveInt})
 
 // configDef is the connector's ConfigDef, every key in Debezium's layout.
-var configDef = layoutDebezium(withConnectionKeys(withSignalKeys(ownConfigDef)))
+var configDef = layoutDebezium(withStreamKeys(withConnectionKeys(withSignalKeys(ownConfigDef))))
 
 func regexListValidator(v string) string {
 	if _, err := compileList(v); err != nil {
@@ -419,8 +419,9 @@ type config struct {
 	streaming       bool  // pgoutput.streaming
 	streamingMemory int64 // pgoutput.streaming.memory.bytes
 
-	signals signalConfig // signal.* and incremental.snapshot.* (signals.go)
-	conn    connSettings // TLS, session, slot retry, snapshot isolation/locking keys (config_keys.go)
+	signals signalConfig   // signal.* and incremental.snapshot.* (signals.go)
+	ext     streamSettings // streaming-side Debezium keys (config_stream.go)
+	conn    connSettings   // TLS, session, slot retry, snapshot isolation/locking keys (config_keys.go)
 }
 
 // skippedOps says which envelope ops are not emitted (skipped.operations),
@@ -468,6 +469,7 @@ func validate(cfg map[string]string) []connect.ConfigError {
 	}
 	errs = append(errs, signal.Validate(cfg)...)
 	errs = append(errs, validateSSL(cfg)...)
+	errs = append(errs, validateStreamKeys(cfg)...)
 	connect.SortErrors(errs)
 	return errs
 }
@@ -545,6 +547,7 @@ func parseConfig(cfg map[string]string) (*config, error) {
 	c.msgInclude, _ = compileList(cfg[KeyMessagePrefixIncludeLst])
 	c.msgExclude, _ = compileList(cfg[KeyMessagePrefixExcludeLst])
 	c.signals = parseSignalConfig(p, c.topicPrefix)
+	c.ext = parseStreamSettings(p, cfg)
 	return c, nil
 }
 

@@ -17,16 +17,9 @@ import (
 // unimplementedDocs documents the Debezium keys connectd defines but does
 // not implement (what the key does in Debezium, in our words).
 var unimplementedDocs = map[string]string{
-	"replica.identity.autoset.values":                         "Debezium: REPLICA IDENTITY values the connector sets on matching tables at start.",
-	"slot.failover":                                           "Debezium: create the replication slot as a failover slot (PostgreSQL 17+).",
-	"slot.stream.params":                                      "Debezium: extra ';'-separated parameters passed to the logical decoding plugin.",
 	"database.sslfactory":                                     "Debezium: a JDBC SSLSocketFactory class (Java only).",
 	"lsn.flush.timeout.ms":                                    "Debezium: how long an LSN flush to the slot may take before lsn.flush.timeout.action applies, in ms.",
 	"lsn.flush.timeout.action":                                "Debezium: what a slow LSN flush does (fail, warn, ignore).",
-	"xmin.fetch.interval.ms":                                  "Debezium: interval in ms between reads of the slot's xmin for source.xmin; 0 disables them.",
-	"lsn.flush.mode":                                          "Debezium: who confirms LSNs to the slot (connector, connector_and_driver, manual).",
-	"flush.lsn.source":                                        "Debezium (deprecated): whether the connector confirms processed LSNs to the slot.",
-	"event.processing.failure.handling.mode":                  "Debezium: what an event that cannot be processed does (fail, warn, skip, ignore).",
 	"max.queue.size.in.bytes":                                 "Debezium: byte bound of the change event queue; 0 = unbounded in bytes.",
 	"snapshot.max.threads.multiplier":                         "Debezium: splits a table's snapshot into chunks read by several threads.",
 	"legacy.snapshot.max.threads":                             "Debezium: use the pre-3.4 snapshot threading.",
@@ -44,7 +37,6 @@ var unimplementedDocs = map[string]string{
 	"openlineage.integration.job.tags":                        "Debezium: OpenLineage job tags.",
 	"openlineage.integration.job.owners":                      "Debezium: OpenLineage job owners.",
 	"openlineage.integration.dataset.kafka.bootstrap.servers": "Debezium: Kafka brokers named in OpenLineage output datasets.",
-	"extended.headers.enabled":                                "Debezium: add context headers to records.",
 	"guardrail.collections.max":                               "Debezium: maximum number of captured tables; 0 = no limit.",
 	"guardrail.collections.limit.action":                      "Debezium: what exceeding guardrail.collections.max does (warn, fail).",
 	"custom.sanitize.pattern":                                 "Debezium: regular expression of key names whose values are masked in logs.",
@@ -62,7 +54,6 @@ var unimplementedDocs = map[string]string{
 	"notification.sink.topic.name":                            "Debezium: topic of the sink notification channel.",
 	"transaction.metadata.factory":                            "Debezium: class building transaction metadata (Java only).",
 	"custom.metric.tags":                                      "Debezium: extra tags of the JMX metric names.",
-	"include.schema.comments":                                 "Debezium: put table and column comments into the schemas' doc.",
 	"internal.snapshot.scan.all.columns.force":                "Debezium internal: snapshot SELECT * regardless of column filters.",
 	"snapshot.tables.order.by.row.count":                      "Debezium: order the snapshot's tables by row count (ascending, descending, disabled).",
 	"sourceinfo.struct.maker":                                 "Debezium: class building the source block (Java only).",

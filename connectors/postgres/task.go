@@ -10,8 +10,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
@@ -57,6 +59,15 @@ type Task struct {
 	started             bool          // Start succeeded (Stop may drop the slot)
 	beforeSnapshot      func()        // tests: runs when the snapshot starts, before any reader transaction
 	lag                 slotLag       // the slot's lag in bytes, for Metrics (metrics.go)
+
+	headers []connect.Header // context headers of change events (extended.headers.enabled); nil = none
+	// drv says whether the last record queued was committed
+	// (lsn.flush.mode=connector_and_driver, stream_ext.go).
+	drv struct {
+		sync.Mutex
+		last      unsafe.Pointer // the SourceOffset map of the last record queued
+		committed bool
+	}
 }
 
 var _ connect.SourceTask = (*Task)(nil)
@@ -167,6 +178,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 			"snapshot.mode", t.cfg.snapshotModeDeprecated)
 	}
 	t.partition = map[string]any{"server": t.cfg.topicPrefix}
+	t.startLogs()
 	t.records = make(chan *connect.SourceRecord, t.cfg.maxQueueSize)
 	t.done = make(chan struct{})
 	t.lag.SetReady()
@@ -207,7 +219,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 			prev = &o
 		}
 	}
-	t.types = &typeMapper{h: t.cfg.handling, reg: &typeRegistry{}, rules: t.cfg.rules}
+	t.types = &typeMapper{h: t.cfg.handling, reg: &typeRegistry{}, rules: t.cfg.rules, comments: t.cfg.ext.schemaComments}
 	if err := t.types.reg.load(ctx, t.conn); err != nil {
 		return err
 	}
@@ -215,6 +227,9 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 		return err
 	}
 	if err := t.ensurePublication(ctx); err != nil {
+		return err
+	}
+	if err := t.setReplicaIdentities(ctx); err != nil {
 		return err
 	}
 	p, err := t.plan(ctx, prev)
@@ -471,6 +486,15 @@ func (t *Task) createSlot(ctx context.Context, name string, export, temporary bo
 	if export {
 		action = "EXPORT_SNAPSHOT"
 	}
+	if name == t.cfg.slotName && !temporary {
+		failover, err := t.failoverSlot(ctx)
+		if err != nil {
+			return pglogrepl.CreateReplicationSlotResult{}, err
+		}
+		if failover {
+			return t.createSlotFailover(ctx, name, export)
+		}
+	}
 	res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, name, "pgoutput",
 		pglogrepl.CreateReplicationSlotOptions{SnapshotAction: action, Mode: pglogrepl.LogicalReplication, Temporary: temporary})
 	if err != nil {
@@ -682,6 +706,10 @@ func (t *Task) emit(ctx context.Context, r *connect.SourceRecord, keepalive func
 	if err := t.sig.storeOffset(r); err != nil {
 		return err
 	}
+	t.withHeaders(r)
+	if t.cfg.ext.flushMode == flushConnectorAndDriver {
+		t.noteEmitted(r)
+	}
 	select {
 	case t.records <- r:
 		return nil
@@ -721,6 +749,9 @@ func (t *Task) Commit(ctx context.Context, partition, off map[string]any) error 
 	o, err := parseOffset(off)
 	if err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
+	}
+	if t.cfg.ext.flushMode == flushConnectorAndDriver {
+		t.noteCommitted(off)
 	}
 	lsn, ok := o.confirmLSN()
 	if !ok {
