@@ -18,8 +18,8 @@ import (
 // not implement (what the key does in Debezium, in our words).
 var unimplementedDocs = map[string]string{
 	"database.sslfactory":                                     "Debezium: a JDBC SSLSocketFactory class (Java only).",
-	"lsn.flush.timeout.ms":                                    "Debezium: how long an LSN flush to the slot may take before lsn.flush.timeout.action applies, in ms.",
-	"lsn.flush.timeout.action":                                "Debezium: what a slow LSN flush does (fail, warn, ignore).",
+	"lsn.flush.timeout.ms":                                    "Debezium: how long an LSN flush to the slot may take before lsn.flush.timeout.action applies, in ms. connectd has no flush call that can hang: a confirmation is a 34-byte standby status update written by the reader on its replication connection, and a server that stops reading fails the connection (wal_sender_timeout, read errors), which the worker retries.",
+	"lsn.flush.timeout.action":                                "Debezium: what a slow LSN flush does (fail, warn, ignore). See lsn.flush.timeout.ms: connectd has no such timeout.",
 	"max.queue.size.in.bytes":                                 "Debezium: byte bound of the change event queue; 0 = unbounded in bytes.",
 	"snapshot.max.threads.multiplier":                         "Debezium: splits a table's snapshot into chunks read by several threads.",
 	"legacy.snapshot.max.threads":                             "Debezium: use the pre-3.4 snapshot threading.",
@@ -46,7 +46,7 @@ var unimplementedDocs = map[string]string{
 	"snapshot.query.mode":                                     "Debezium: how snapshot queries are built (select_all, custom).",
 	"snapshot.query.mode.custom.name":                         "Debezium: name of a custom SnapshotQuery implementation.",
 	"snapshot.locking.mode.custom.name":                       "Debezium: name of a custom SnapshotLock implementation.",
-	"schema.refresh.mode":                                     "Debezium: when the in-memory table schema is refreshed (columns_diff, columns_diff_exclude_unchanged_toast).",
+	"schema.refresh.mode":                                     "Debezium: when the in-memory table schema is refreshed (columns_diff, columns_diff_exclude_unchanged_toast). connectd rebuilds a table's schema only from pgoutput Relation messages (sent before a table's first change and after DDL), never from a difference between a change's columns and the cached schema: an unchanged TOASTed value never causes a refresh, so the two modes would behave the same.",
 	"converters":                                              "Debezium: custom column converters (Java classes).",
 	"post.processors":                                         "Debezium: post processors applied to change events (Java classes).",
 	"signal.poll.interval.ms":                                 "Debezium: interval in ms between polls of the signal channels. connectd does not poll: the source channel's signals arrive in the replication stream, and the kafka channel is read continuously (signal.kafka.poll.timeout.ms).",

@@ -184,8 +184,11 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 func (s *streamer) sendStatus(ctx context.Context, reply bool) error {
 	lsn := s.t.flushPosition()
 	// invariant 1: confirm only after Kafka ack + durable offset. The only
-	// position ever reported is the one Commit received from the worker, never
-	// the received one, so the slot cannot advance past undelivered changes.
+	// position ever reported is the one Commit received from the worker
+	// (or, with lsn.flush.mode=connector_and_driver, a keepalive's position
+	// once every queued record was committed: driverFlush), never the
+	// received one, so the slot cannot advance past undelivered changes.
+	// lsn.flush.mode=manual reports 0: nothing is confirmed.
 	err := pglogrepl.SendStandbyStatusUpdate(ctx, s.t.repl, pglogrepl.StandbyStatusUpdate{
 		WALWritePosition: pglogrepl.LSN(lsn),
 		WALFlushPosition: pglogrepl.LSN(lsn),

@@ -267,6 +267,32 @@ func TestLSNFlushModeConnectorAndDriver(t *testing.T) {
 		}
 		task.Stop()
 	}
+
+	// The slot is then ahead of the last stored offset, with nothing lost:
+	// snapshot.mode=when_needed must stream on from it, not snapshot again.
+	cfg = withKey(withKey(withKey(cfg, "lsn.flush.mode", "connector_and_driver"), "slot.name", "flushdrv_w"), "snapshot.mode", "when_needed")
+	off := &memOffsets{}
+	task := startTask(t, cfg, off)
+	exec(t, pg, "flushdrv", `INSERT INTO quiet VALUES (1)`)
+	commitAll(t, task, off, pollN(t, task, 1))
+	exec(t, pg, "flushbusy", `INSERT INTO churn SELECT g, repeat('x', 200) FROM generate_series(1, 20000) g`)
+	target := written()
+	deadline := time.Now().Add(30 * time.Second)
+	for queryInt(t, pg, "postgres", `SELECT (confirmed_flush_lsn - '0/0')::int8 FROM pg_replication_slots WHERE slot_name = 'flushdrv_w'`) < target {
+		if time.Now().After(deadline) {
+			t.Fatal("when_needed: confirmed_flush_lsn did not reach the server's WAL position")
+		}
+		if b, err := task.Poll(context.Background()); err != nil || len(b) > 0 {
+			t.Fatalf("when_needed: Poll %d records, %v", len(b), err)
+		}
+	}
+	task.Stop()
+	task = startTask(t, cfg, off)
+	pollQuiet(t, task, 2*time.Second)
+	exec(t, pg, "flushdrv", `INSERT INTO quiet VALUES (2)`)
+	if r := pollN(t, task, 1)[0]; r.Value.(*connect.Struct).Get("op") != "c" {
+		t.Fatalf("restart: %s", jsonRecords([]*connect.SourceRecord{r}))
+	}
 }
 
 // TestSlotStreamParams: slot.stream.params entries reach pgoutput at

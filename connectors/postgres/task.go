@@ -364,6 +364,13 @@ func (t *Task) plan(ctx context.Context, prev *offset) (plan, error) {
 		// past them (PostgreSQL silently starts at confirmed_flush_lsn when
 		// asked for an earlier position).
 		available := slot.exists && start >= slot.confirmedFlush
+		if slot.exists && !available && c.ext.flushMode == flushConnectorAndDriver {
+			// lsn.flush.mode=connector_and_driver confirms keepalive
+			// positions past the last offset when nothing was pending
+			// (stream_ext.go driverFlush): a slot ahead of the offset lost
+			// nothing.
+			available = true
+		}
 		if !available && sn.snapshotOnDataError() {
 			t.log.Info("the stored offset's position is no longer available in the replication slot; taking a new snapshot",
 				"slot", c.slotName, "slot_exists", slot.exists, "offset_lsn", pglogrepl.LSN(start).String(), "confirmed_flush_lsn", pglogrepl.LSN(slot.confirmedFlush).String())
