@@ -88,8 +88,8 @@ func withStreamKeys(d *connect.ConfigDef) *connect.ConfigDef {
 				"(PostgreSQL connector documentation): only on a PostgreSQL 17+ primary. As Debezium, on an older server or a standby an ordinary slot is created (connectd logs a warning); an existing slot is used as it is."}).
 		Define(connect.ConfigKey{Name: KeyExtendedHeadersEnabled, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Low,
 			Doc: "Whether change events (snapshot and streaming, truncates and logical decoding messages) carry Debezium's context headers, as Debezium's extended.headers.enabled " +
-				"(PostgreSQL connector documentation; DebeziumHeaderProducer): __debezium.context.connectorLogicalName (topic.prefix), __debezium.context.taskId (0) and " +
-				"__debezium.context.connectorName (postgresql), string values."}).
+				"(PostgreSQL connector documentation; DebeziumHeaderProducer): __debezium.context.connectorLogicalName (topic.prefix), __debezium.context.taskId (0), " +
+				"__debezium.context.connectorName (postgresql) and __debezium.context.runId (a UUID drawn when the task starts), string values. Heartbeats and transaction metadata events carry none."}).
 		Define(connect.ConfigKey{Name: KeyIncludeSchemaComments, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Medium,
 			Doc: "Whether column comments (COMMENT ON COLUMN) become the doc of the column's field schema in change events' key and value schemas (JSON schema \"doc\", Avro field doc), " +
 				"as Debezium's include.schema.comments (PostgreSQL connector documentation). A comment changed later is picked up when the table's schema is next rebuilt (a Relation message after DDL, or a restart)."})

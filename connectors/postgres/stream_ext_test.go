@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -396,10 +397,11 @@ func TestSlotFailoverBeforePostgres17(t *testing.T) {
 
 // TestExtendedHeaders: change events (snapshot and streaming) carry
 // Debezium's context headers by default (extended.headers.enabled=true;
-// DebeziumHeaderProducer: connectorLogicalName, taskId, connectorName);
+// DebeziumHeaderProducer: connectorLogicalName, taskId, connectorName, then
+// runId, a UUIDv7 constant over a run, as records of Debezium 3.5/3.6 show);
 // heartbeats do not; false leaves change events without headers. The
 // captures of testdata/debezium kept no headers, so the names and values
-// come from Debezium's DebeziumHeaders.
+// come from Debezium's DebeziumHeaders and such records.
 func TestExtendedHeaders(t *testing.T) {
 	pg, cfg := streamDB(t, "exthdr", `CREATE TABLE t (id integer PRIMARY KEY)`, `INSERT INTO t VALUES (1)`)
 	cfg["snapshot.mode"] = "initial"
@@ -407,7 +409,9 @@ func TestExtendedHeaders(t *testing.T) {
 	task := startTask(t, cfg, &memOffsets{})
 	exec(t, pg, "exthdr", `INSERT INTO t VALUES (2)`)
 	exec(t, pg, "exthdr", `DELETE FROM t WHERE id = 1`)
-	want := "__debezium.context.connectorLogicalName=dbserver1 __debezium.context.taskId=0 __debezium.context.connectorName=postgresql"
+	want := "__debezium.context.connectorLogicalName=dbserver1 __debezium.context.taskId=0 __debezium.context.connectorName=postgresql __debezium.context.runId="
+	runID := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	var run string
 	changes := 0
 	deadline := time.Now().Add(30 * time.Second)
 	for changes < 4 && time.Now().Before(deadline) { // snapshot read, insert, delete, tombstone
@@ -428,9 +432,11 @@ func TestExtendedHeaders(t *testing.T) {
 				continue
 			}
 			changes++
-			if got != want {
-				t.Fatalf("record %d on %s: headers %q, want %q", changes, r.Topic, got, want)
+			id := strings.TrimPrefix(got, want)
+			if !strings.HasPrefix(got, want) || !runID.MatchString(id) || run != "" && id != run {
+				t.Fatalf("record %d on %s: headers %q, want %q and the run's UUIDv7 (%s)", changes, r.Topic, got, want, run)
 			}
+			run = id
 		}
 	}
 	if changes < 4 {
@@ -446,6 +452,10 @@ func TestExtendedHeaders(t *testing.T) {
 	exec(t, pg, "exthdr", `INSERT INTO t VALUES (3)`)
 	if r := pollN(t, task, 1)[0]; len(r.Headers) != 0 {
 		t.Fatalf("extended.headers.enabled=false: headers %v", r.Headers)
+	}
+	// Another run has another run id.
+	if h := contextHeaders("x", time.Now()); string(h[3].Value) == run || !runID.Match(h[3].Value) {
+		t.Fatalf("run ids %s and %s", h[3].Value, run)
 	}
 }
 
