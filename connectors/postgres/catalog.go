@@ -17,14 +17,14 @@ import (
 func loadTable(ctx context.Context, conn *pgx.Conn, tm *typeMapper, schema, name string) (*relational.Table, error) {
 	rows, err := conn.Query(ctx, `
 SELECT a.attname, a.attnum, t.typname, a.atttypid, a.atttypmod, NOT a.attnotnull,
-       COALESCE(pg_get_expr(d.adbin, d.adrelid), '')
+       COALESCE(pg_get_expr(d.adbin, d.adrelid), ''), CASE WHEN $3 THEN COALESCE(col_description(a.attrelid, a.attnum), '') ELSE '' END
 FROM pg_attribute a
 JOIN pg_class c ON c.oid = a.attrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
 JOIN pg_type t ON t.oid = a.atttypid
 LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = ''
-ORDER BY a.attnum`, schema, name)
+ORDER BY a.attnum`, schema, name, tm != nil && tm.comments)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read columns of %s.%s: %w", schema, name, err)
 	}
@@ -35,7 +35,7 @@ ORDER BY a.attnum`, schema, name)
 		var oid uint32
 		var pos int16
 		var def string
-		if err := rows.Scan(&c.Name, &pos, &c.TypeName, &oid, &c.TypeMod, &c.Optional, &def); err != nil {
+		if err := rows.Scan(&c.Name, &pos, &c.TypeName, &oid, &c.TypeMod, &c.Optional, &def, &c.Comment); err != nil {
 			return nil, err
 		}
 		c.Position, c.TypeOID = int(pos), oid

@@ -339,7 +339,7 @@ var ownConfigDef = connect.NewConfigDef().
 		Doc: "connectd only. Bytes of in-progress streamed transactions (pgoutput messages as received) kept in memory, over all such transactions; beyond it a transaction's messages are written to a temp file and read back at its commit.", Validator: positiveInt})
 
 // configDef is the connector's ConfigDef, every key in Debezium's layout.
-var configDef = layoutDebezium(withConnectionKeys(withSignalKeys(withSnapshotKeys(ownConfigDef))))
+var configDef = layoutDebezium(withStreamKeys(withConnectionKeys(withSignalKeys(withSnapshotKeys(ownConfigDef)))))
 
 func regexListValidator(v string) string {
 	if _, err := compileList(v); err != nil {
@@ -421,6 +421,7 @@ type config struct {
 
 	signals signalConfig     // signal.* and incremental.snapshot.* (signals.go)
 	snap    snapshotSettings // chunking, table order, guardrail, queue bytes, notifications (config_snapshot.go)
+	ext     streamSettings   // streaming-side Debezium keys (config_stream.go)
 	conn    connSettings     // TLS, session, slot retry, snapshot isolation/locking keys (config_keys.go)
 }
 
@@ -470,6 +471,7 @@ func validate(cfg map[string]string) []connect.ConfigError {
 	errs = append(errs, signal.Validate(cfg)...)
 	errs = append(errs, validateSSL(cfg)...)
 	errs = append(errs, validateNotifications(cfg)...)
+	errs = append(errs, validateStreamKeys(cfg)...)
 	connect.SortErrors(errs)
 	return errs
 }
@@ -548,6 +550,7 @@ func parseConfig(cfg map[string]string) (*config, error) {
 	c.msgExclude, _ = compileList(cfg[KeyMessagePrefixExcludeLst])
 	c.signals = parseSignalConfig(p, c.topicPrefix)
 	c.snap = parseSnapshotSettings(p)
+	c.ext = parseStreamSettings(p, cfg)
 	return c, nil
 }
 

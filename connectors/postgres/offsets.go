@@ -19,6 +19,7 @@ const (
 	offLastSnapshotRecord = "last_snapshot_record"
 	offSnapshotCompleted  = "snapshot_completed"
 	offTransactionID      = "transaction_id" // only with transaction metadata (txmeta.Context.PutOffset)
+	offXmin               = "xmin"           // the slot's catalog_xmin (xmin.fetch.interval.ms), as SourceInfo.XMIN_KEY
 )
 
 // offset is the decoded source offset of the partition {"server": topic.prefix}.
@@ -30,6 +31,8 @@ type offset struct {
 	// tx, when set, holds the transaction's txId, ts_usec and lsn_commit
 	// already boxed (streaming: shared by every row of a transaction).
 	tx *boxedTx
+	// xmin is the boxed catalog_xmin of source.xmin (nil = left out).
+	xmin any
 }
 
 func i64(v int64) *int64 { return &v }
@@ -74,6 +77,9 @@ func (o offset) toMap() map[string]any {
 	}
 	if o.messageType != "" {
 		m[offMessageType] = o.messageType
+	}
+	if o.xmin != nil {
+		m[offXmin] = o.xmin
 	}
 	return m
 }

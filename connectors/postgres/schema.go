@@ -40,7 +40,7 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 	keySchemas := make([]*connect.Schema, len(t.Columns)) // without column mappers, as Debezium's key
 	for i, c := range t.Columns {
 		ct := tm.column(c)
-		keySchemas[i] = ct.schema
+		keySchemas[i] = withDoc(ct.schema, c.Comment)
 		if tm.rules != nil && !ct.omit {
 			id := t.Schema + "." + t.Name + "." + c.Name
 			if tm.rules.Excluded(id) {
@@ -49,6 +49,7 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 				applyColumnRules(tm.rules, t.ID(), c, &ct)
 			}
 		}
+		ct.schema = withDoc(ct.schema, c.Comment)
 		ts.cols = append(ts.cols, ct)
 		fieldOf[i] = -1
 		if ct.omit {
@@ -253,4 +254,17 @@ func adjustSchemaName(mode, name string) string {
 		b.WriteString("_u" + hex)
 	}
 	return b.String()
+}
+
+// withDoc returns s with doc as its Doc (a copy: a type's schema may be
+// shared), or s itself when doc is empty: include.schema.comments puts a
+// column's comment into the doc of its field schema in the key and the
+// value, after the column mappers, as Debezium's TableSchemaBuilder.addField.
+func withDoc(s *connect.Schema, doc string) *connect.Schema {
+	if doc == "" || s == nil {
+		return s
+	}
+	c := *s
+	c.Doc = doc
+	return &c
 }

@@ -66,6 +66,8 @@ type sourceInfo struct {
 	// tx, when set, holds ts_ms, ts_us, ts_ns and txId already boxed for
 	// ts and *txID (streaming: the same for every row of a transaction).
 	tx *boxedTx
+	// xmin is source.xmin, boxed (xmin.fetch.interval.ms); nil = null.
+	xmin any
 }
 
 // boxedTx is the part of the source block that every row of one streamed
@@ -138,7 +140,7 @@ func (s sourceInfo) values() []any {
 		return []any{
 			DebeziumVersion, "postgresql", s.server, b.tsMs, s.snapshot, s.db,
 			sequence(s.lastCommitLSN, s.lsn), b.tsUs, b.tsNs, s.schema, s.table,
-			b.txID, lsn, nil, nil, nil,
+			b.txID, lsn, s.xmin, nil, nil,
 		}
 	}
 	us := s.ts.UnixMicro()
@@ -149,7 +151,7 @@ func (s sourceInfo) values() []any {
 	return []any{
 		DebeziumVersion, "postgresql", s.server, us / 1000, s.snapshot, s.db,
 		sequence(s.lastCommitLSN, s.lsn), us, us * 1000, s.schema, s.table,
-		txID, lsn, nil, nil, nil,
+		txID, lsn, s.xmin, nil, nil,
 	}
 }
 

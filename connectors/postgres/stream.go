@@ -41,6 +41,8 @@ type streamer struct {
 	spools         *spoolSet       // in-progress streamed transactions (stream_spool.go)
 	xid            uint32          // transaction being applied (its BEGIN's xid)
 	boxed          boxedTx         // source values shared by the rows of the transaction being applied
+	xmin           any             // source.xmin: the slot's catalog_xmin last read, boxed (xmin.fetch.interval.ms); nil = unknown
+	nextXmin       time.Time       // when catalog_xmin is read again
 }
 
 // stream runs START_REPLICATION from p.startLSN and turns the pgoutput
@@ -58,8 +60,12 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 			args = append(args, "streaming 'on'")
 		}
 	}
+	args = t.streamArgs(args)
 	err := pglogrepl.StartReplication(ctx, t.repl, c.slotName, pglogrepl.LSN(p.startLSN), pglogrepl.StartReplicationOptions{PluginArgs: args})
 	if err != nil {
+		if len(c.ext.streamParams) > 0 {
+			return fmt.Errorf("postgres: START_REPLICATION slot %s at %s with options %s (%s adds options): %w", c.slotName, pglogrepl.LSN(p.startLSN), strings.Join(args, ", "), KeySlotStreamParams, err)
+		}
 		return fmt.Errorf("postgres: START_REPLICATION slot %s at %s: %w", c.slotName, pglogrepl.LSN(p.startLSN), err)
 	}
 	s := &streamer{t: t, dec: newWALDecoder(), resume: p.resume, schemas: map[uint32]*tableSchema{}, excluded: map[uint32]bool{}, lastCommit: p.lastCommit, lastProc: p.startLSN,
@@ -104,7 +110,7 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 		if err := t.sig.between(ctx); err != nil {
 			return err
 		}
-		if time.Now().After(next) || t.confirmed.Load() != s.sentFlush {
+		if time.Now().After(next) || t.flushPosition() != s.sentFlush {
 			if err := s.sendStatus(ctx, false); err != nil {
 				return err
 			}
@@ -151,7 +157,7 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 					return fmt.Errorf("postgres: keepalive: %w", err)
 				}
 				s.advance(int64(ka.ServerWALEnd))
-				if ka.ReplyRequested {
+				if s.driverFlush(int64(ka.ServerWALEnd)) || ka.ReplyRequested {
 					if err := s.sendStatus(ctx, false); err != nil {
 						return err
 					}
@@ -162,7 +168,7 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 				if err != nil {
 					return fmt.Errorf("postgres: XLogData: %w", err)
 				}
-				if err := s.handle(ctx, xld); err != nil {
+				if err := s.tolerate(ctx, s.handle(ctx, xld), int64(xld.WALStart)); err != nil {
 					return err
 				}
 			}
@@ -176,10 +182,13 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 
 // sendStatus sends a standby status update.
 func (s *streamer) sendStatus(ctx context.Context, reply bool) error {
-	lsn := s.t.confirmed.Load()
+	lsn := s.t.flushPosition()
 	// invariant 1: confirm only after Kafka ack + durable offset. The only
-	// position ever reported is the one Commit received from the worker, never
-	// the received one, so the slot cannot advance past undelivered changes.
+	// position ever reported is the one Commit received from the worker
+	// (or, with lsn.flush.mode=connector_and_driver, a keepalive's position
+	// once every queued record was committed: driverFlush), never the
+	// received one, so the slot cannot advance past undelivered changes.
+	// lsn.flush.mode=manual reports 0: nothing is confirmed.
 	err := pglogrepl.SendStandbyStatusUpdate(ctx, s.t.repl, pglogrepl.StandbyStatusUpdate{
 		WALWritePosition: pglogrepl.LSN(lsn),
 		WALFlushPosition: pglogrepl.LSN(lsn),
@@ -200,7 +209,7 @@ func (s *streamer) keepalive() error { return s.sendStatus(context.Background(),
 func (s *streamer) handle(ctx context.Context, xld pglogrepl.XLogData) error {
 	it, err := s.dec.decode(uint64(xld.WALStart), xld.WALData)
 	if err != nil {
-		return err
+		return eventFailed(err)
 	}
 	switch it.kind {
 	case itemStreamStart:
@@ -239,9 +248,9 @@ func (s *streamer) replay(ctx context.Context, c walItem) error {
 	err := sp.each(func(lsn int64, raw []byte) error {
 		it, err := s.dec.decode(uint64(lsn), raw)
 		if err != nil {
-			return err
+			return s.tolerate(ctx, eventFailed(err), lsn)
 		}
-		if n++; n%256 == 0 && (time.Now().After(nextStatus) || s.t.confirmed.Load() != s.sentFlush) {
+		if n++; n%256 == 0 && (time.Now().After(nextStatus) || s.t.flushPosition() != s.sentFlush) {
 			// the receive loop is not running: keep the walsender from
 			// timing out (wal_sender_timeout) and pass on confirmations
 			if err := s.sendStatus(ctx, false); err != nil {
@@ -249,7 +258,7 @@ func (s *streamer) replay(ctx context.Context, c walItem) error {
 			}
 			nextStatus = time.Now().Add(interval)
 		}
-		return s.apply(ctx, it)
+		return s.tolerate(ctx, s.apply(ctx, it), lsn)
 	})
 	s.dec.endReplay()
 	if err != nil {
@@ -276,7 +285,7 @@ func (s *streamer) apply(ctx context.Context, it walItem) (err error) {
 			return s.endTx(ctx, it)
 		}
 	case itemRelation:
-		return s.relation(ctx, it.rel)
+		return eventFailed(s.relation(ctx, it.rel))
 	case itemChange:
 		err = s.change(ctx, it)
 	case itemTruncate:
@@ -317,7 +326,7 @@ func (s *streamer) change(ctx context.Context, it walItem) error {
 	}
 	sch, err := s.schemaOf(ctx, it.rel)
 	if sch == nil || err != nil {
-		return err
+		return eventFailed(err)
 	}
 	if it.before != nil && !it.oldIsKey {
 		// REPLICA IDENTITY FULL: an unchanged TOASTed value missing from the
@@ -333,7 +342,7 @@ func (s *streamer) change(ctx context.Context, it walItem) error {
 		// ALTER TYPE … ADD VALUE sends no Relation message: reload pg_type,
 		// rebuild the schemas, and convert again with the new labels.
 		if err := s.refreshTypes(ctx); err != nil {
-			return err
+			return eventFailed(err)
 		}
 		if sch = s.schemas[it.rel.RelationID]; sch == nil {
 			return nil
@@ -341,14 +350,18 @@ func (s *streamer) change(ctx context.Context, it walItem) error {
 		before, after, err = convertChange(sch, it)
 	}
 	if err != nil {
+		return eventFailed(fmt.Errorf("postgres: %s of %s.%s: %w", it.messageType, it.rel.Namespace, it.rel.RelationName, err))
+	}
+	xmin, err := s.slotXmin(ctx)
+	if err != nil {
 		return err
 	}
 	lsn := it.lsn
 	lsnP, xidP, tx := i64(lsn), i64(int64(it.xid)), s.boxed.of(it.commitTime, int64(it.xid))
 	src := sourceInfo{server: t.cfg.topicPrefix, db: t.cfg.dbname, schema: it.rel.Namespace, table: it.rel.RelationName,
-		ts: it.commitTime, snapshot: snapFalse, txID: xidP, lsn: lsnP, lastCommitLSN: s.lastCommit, tx: tx}
+		ts: it.commitTime, snapshot: snapFalse, txID: xidP, lsn: lsnP, lastCommitLSN: s.lastCommit, tx: tx, xmin: xmin}
 	off := offset{lsnProc: lsnP, messageType: it.messageType, lsnCommit: s.lastCommit, lsn: lsnP,
-		txID: xidP, tsUsec: i64(it.commitTime.UnixMicro()), tx: tx}
+		txID: xidP, tsUsec: i64(it.commitTime.UnixMicro()), tx: tx, xmin: xmin}
 	switch it.op {
 	case envelope.OpCreate:
 		// before and after are this change's own (convertChange): the
@@ -448,11 +461,15 @@ func (s *streamer) truncate(ctx context.Context, it walItem) error {
 	for _, rel := range it.rels {
 		sch, err := s.schemaOf(ctx, rel)
 		if err != nil {
-			return err
+			return eventFailed(err)
 		}
 		if sch != nil {
 			schemas = append(schemas, sch)
 		}
+	}
+	xmin, err := s.slotXmin(ctx)
+	if err != nil {
+		return err
 	}
 	for i, sch := range schemas {
 		proc := s.lastProc
@@ -460,9 +477,9 @@ func (s *streamer) truncate(ctx context.Context, it walItem) error {
 			proc = it.lsn
 		}
 		src := sourceInfo{server: t.cfg.topicPrefix, db: t.cfg.dbname, schema: sch.table.Schema, table: sch.table.Name,
-			ts: it.commitTime, snapshot: snapFalse, txID: i64(int64(it.xid)), lsn: i64(it.lsn), lastCommitLSN: s.lastCommit}
+			ts: it.commitTime, snapshot: snapFalse, txID: i64(int64(it.xid)), lsn: i64(it.lsn), lastCommitLSN: s.lastCommit, xmin: xmin}
 		off := offset{lsnProc: i64(proc), messageType: it.messageType, lsnCommit: s.lastCommit, lsn: i64(it.lsn),
-			txID: i64(int64(it.xid)), tsUsec: i64(it.commitTime.UnixMicro())}
+			txID: i64(int64(it.xid)), tsUsec: i64(it.commitTime.UnixMicro()), xmin: xmin}
 		rec := &connect.SourceRecord{SourcePartition: t.partition, SourceOffset: off.toMap(), Topic: sch.topic,
 			ValueSchema: sch.envelope, Value: envelope.Value(sch.envelope, envelope.OpTruncate, nil, nil, src.build(), t.now())}
 		if err := s.emit(ctx, rec, sch.table, it.lsn); err != nil {
@@ -510,7 +527,7 @@ func (s *streamer) rebuild(ctx context.Context, rel *pglogrepl.RelationMessage) 
 	table := &relational.Table{Schema: rel.Namespace, Name: rel.RelationName}
 	for _, c := range cols {
 		if cc := cat.Column(c.Name); cc != nil && cc.TypeOID == c.TypeOID {
-			c.TypeName, c.Optional, c.Default = cc.TypeName, cc.Optional, cc.Default
+			c.TypeName, c.Optional, c.Default, c.Comment = cc.TypeName, cc.Optional, cc.Default, cc.Comment
 		}
 		table.Columns = append(table.Columns, c)
 	}

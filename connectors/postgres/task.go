@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
@@ -60,6 +61,15 @@ type Task struct {
 	beforeSnapshot      func()        // tests: runs when the snapshot starts, before any reader transaction
 	lag                 slotLag       // the slot's lag in bytes, for Metrics (metrics.go)
 	closeMu             sync.Mutex    // serialises closeConns
+
+	headers []connect.Header // context headers of change events (extended.headers.enabled); nil = none
+	// drv says whether the last record queued was committed
+	// (lsn.flush.mode=connector_and_driver, stream_ext.go).
+	drv struct {
+		sync.Mutex
+		last      unsafe.Pointer // the SourceOffset map of the last record queued
+		committed bool
+	}
 }
 
 var _ connect.SourceTask = (*Task)(nil)
@@ -170,6 +180,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 			"snapshot.mode", t.cfg.snapshotModeDeprecated)
 	}
 	t.partition = map[string]any{"server": t.cfg.topicPrefix}
+	t.startLogs()
 	t.records = make(chan *connect.SourceRecord, t.cfg.maxQueueSize)
 	t.bytes = queue.NewBytes(t.cfg.snap.queueBytes)
 	t.done = make(chan struct{})
@@ -211,7 +222,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 			prev = &o
 		}
 	}
-	t.types = &typeMapper{h: t.cfg.handling, reg: &typeRegistry{}, rules: t.cfg.rules}
+	t.types = &typeMapper{h: t.cfg.handling, reg: &typeRegistry{}, rules: t.cfg.rules, comments: t.cfg.ext.schemaComments}
 	if err := t.types.reg.load(ctx, t.conn); err != nil {
 		return err
 	}
@@ -222,6 +233,9 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 		return err
 	}
 	if err := t.ensurePublication(ctx); err != nil {
+		return err
+	}
+	if err := t.setReplicaIdentities(ctx); err != nil {
 		return err
 	}
 	p, err := t.plan(ctx, prev)
@@ -356,6 +370,13 @@ func (t *Task) plan(ctx context.Context, prev *offset) (plan, error) {
 		// past them (PostgreSQL silently starts at confirmed_flush_lsn when
 		// asked for an earlier position).
 		available := slot.exists && start >= slot.confirmedFlush
+		if slot.exists && !available && c.ext.flushMode == flushConnectorAndDriver {
+			// lsn.flush.mode=connector_and_driver confirms keepalive
+			// positions past the last offset when nothing was pending
+			// (stream_ext.go driverFlush): a slot ahead of the offset lost
+			// nothing.
+			available = true
+		}
 		if !available && sn.snapshotOnDataError() {
 			t.log.Info("the stored offset's position is no longer available in the replication slot; taking a new snapshot",
 				"slot", c.slotName, "slot_exists", slot.exists, "offset_lsn", pglogrepl.LSN(start).String(), "confirmed_flush_lsn", pglogrepl.LSN(slot.confirmedFlush).String())
@@ -477,6 +498,15 @@ func (t *Task) createSlot(ctx context.Context, name string, export, temporary bo
 	action := "NOEXPORT_SNAPSHOT"
 	if export {
 		action = "EXPORT_SNAPSHOT"
+	}
+	if name == t.cfg.slotName && !temporary {
+		failover, err := t.failoverSlot(ctx)
+		if err != nil {
+			return pglogrepl.CreateReplicationSlotResult{}, err
+		}
+		if failover {
+			return t.createSlotFailover(ctx, name, export)
+		}
 	}
 	res, err := pglogrepl.CreateReplicationSlot(ctx, t.repl, name, "pgoutput",
 		pglogrepl.CreateReplicationSlotOptions{SnapshotAction: action, Mode: pglogrepl.LogicalReplication, Temporary: temporary})
@@ -696,6 +726,10 @@ func (t *Task) emit(ctx context.Context, r *connect.SourceRecord, keepalive func
 	if err := t.sig.storeOffset(r); err != nil {
 		return err
 	}
+	t.withHeaders(r)
+	if t.cfg.ext.flushMode == flushConnectorAndDriver {
+		t.noteEmitted(r)
+	}
 	if t.bytes != nil {
 		if err := t.bytes.Reserve(ctx, queue.Size(r), time.Duration(t.cfg.statusUpdateIntervalMs)*time.Millisecond, keepalive); err != nil {
 			return err
@@ -742,6 +776,9 @@ func (t *Task) Commit(ctx context.Context, partition, off map[string]any) error 
 	o, err := parseOffset(off)
 	if err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
+	}
+	if t.cfg.ext.flushMode == flushConnectorAndDriver {
+		t.noteCommitted(off)
 	}
 	lsn, ok := o.confirmLSN()
 	if !ok {

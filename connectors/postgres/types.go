@@ -126,6 +126,9 @@ type typeMapper struct {
 	h     handling
 	reg   *typeRegistry
 	rules *columnRules // column filters and mappers; nil = none
+	// comments: column comments become field schema docs
+	// (include.schema.comments).
+	comments bool
 }
 
 // numericPrecisionScale decodes a numeric atttypmod; ok is false for an

@@ -16,6 +16,9 @@ type Column struct {
 	// Default is the column default converted to the column's Connect value,
 	// or nil when there is none or it is not a constant Debezium can evaluate.
 	Default any
+	// Comment is the column's comment (PostgreSQL: COMMENT ON COLUMN), read
+	// only when include.schema.comments is set; "" = none.
+	Comment string
 }
 
 // Table is a table's structure.
