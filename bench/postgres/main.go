@@ -346,7 +346,13 @@ func waitSlot(ctx context.Context, pg *testenv.Postgres, slot string) error {
 	defer conn.Close(ctx)
 	for i := 0; i < 600; i++ {
 		var n int
-		conn.QueryRow(ctx, `SELECT count(*) FROM pg_replication_slots WHERE slot_name = $1 AND active`, slot).Scan(&n)
+		// Streaming, not merely active: a slot being created is active
+		// (its walsender in state startup) until its consistent point, and
+		// a worker stopped then leaves no slot (the ephemeral slot is
+		// dropped); the restarted worker then made a new one after the
+		// backlog and waited for it forever.
+		conn.QueryRow(ctx, `SELECT count(*) FROM pg_replication_slots s JOIN pg_stat_replication r ON r.pid = s.active_pid
+			WHERE s.slot_name = $1 AND r.state IN ('catchup', 'streaming')`, slot).Scan(&n)
 		if n == 1 {
 			return nil
 		}

@@ -67,10 +67,23 @@ func Start(bin, dir string, registryPort int) (*Daemon, error) {
 		return nil, err
 	}
 	go func() { d.Cmd.Wait(); logf.Close(); close(d.done) }()
+	// The REST port answering is not enough: FreePort's port can be taken
+	// by another process (another benchmark's connectd on a busy machine),
+	// and then this Daemon would drive that worker. Ours logs its listener
+	// URL, and must still be running.
+	ours := []byte(`msg="REST API listening"`)
+	url := []byte("url=" + d.REST + "\n")
 	for i := 0; i < 600; i++ {
-		if resp, err := http.Get(d.REST + "/"); err == nil {
-			resp.Body.Close()
-			return d, nil
+		select {
+		case <-d.done:
+			return nil, fmt.Errorf("connectd exited at start; see %s", filepath.Join(dir, "connectd.log"))
+		default:
+		}
+		if log, _ := os.ReadFile(filepath.Join(dir, "connectd.log")); bytes.Contains(log, ours) && bytes.Contains(log, url) {
+			if resp, err := http.Get(d.REST + "/"); err == nil {
+				resp.Body.Close()
+				return d, nil
+			}
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
