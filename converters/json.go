@@ -28,47 +28,20 @@ type JSONConverter struct {
 	SchemasEnable  bool
 	DecimalNumeric bool // decimal.format=NUMERIC
 
-	// schemaCache holds the serialised JSON of recently used schemas, as
-	// JsonConverter's schemas.cache.size (default 1000) does: connectors
-	// reuse one *Schema per table, so this turns the largest part of each
-	// record into one copy.
+	// schemaCache holds, per recently used schema, its serialised JSON
+	// (as JsonConverter's schemas.cache.size, default 1000, does:
+	// connectors reuse one *Schema per table, so this turns the largest
+	// part of each record into one copy) and the plan its values are
+	// written by.
 	cacheMu     sync.Mutex
 	schemaCache map[*connect.Schema]*schemaEntry
-	// keyCache holds, per struct schema, each field's `"name":` as
-	// writeString writes it (bench/mysql: escaping the field names of
-	// every struct of every record was a fifth of writeValue's time).
-	keyCache map[*connect.Schema][]string
 }
 
-// fieldKeys returns `"name":` for each field of struct schema s.
-func (c *JSONConverter) fieldKeys(s *connect.Schema) []string {
-	c.cacheMu.Lock()
-	keys, ok := c.keyCache[s]
-	c.cacheMu.Unlock()
-	if ok {
-		return keys
-	}
-	keys = make([]string, len(s.Fields))
-	var buf bytes.Buffer
-	for i, f := range s.Fields {
-		buf.Reset()
-		writeString(&buf, f.Name)
-		buf.WriteByte(':')
-		keys[i] = buf.String()
-	}
-	c.cacheMu.Lock()
-	if c.keyCache == nil || len(c.keyCache) >= schemaCacheSize {
-		c.keyCache = make(map[*connect.Schema][]string)
-	}
-	c.keyCache[s] = keys
-	c.cacheMu.Unlock()
-	return keys
-}
-
-// schemaEntry is the serialised JSON of one schema and the size of the
-// last record written with it.
+// schemaEntry is the serialised JSON of one schema, the plan its values
+// are written by, and the size of the last record written with it.
 type schemaEntry struct {
 	json []byte
+	plan *jsonPlan
 	// last is the length in bytes of the last record written with this
 	// schema: a buffer is grown to it (plus a margin) once, instead of
 	// doubling while the record is written.
@@ -77,7 +50,8 @@ type schemaEntry struct {
 
 const schemaCacheSize = 1000
 
-func (c *JSONConverter) schemaJSON(s *connect.Schema) *schemaEntry {
+// entry returns the cached JSON and plan of s, making them on first use.
+func (c *JSONConverter) entry(s *connect.Schema) *schemaEntry {
 	c.cacheMu.Lock()
 	e, ok := c.schemaCache[s]
 	c.cacheMu.Unlock()
@@ -86,7 +60,7 @@ func (c *JSONConverter) schemaJSON(s *connect.Schema) *schemaEntry {
 	}
 	var buf bytes.Buffer
 	c.writeSchema(&buf, s, "")
-	e = &schemaEntry{json: buf.Bytes()}
+	e = &schemaEntry{json: buf.Bytes(), plan: compilePlan(s)}
 	c.cacheMu.Lock()
 	if c.schemaCache == nil || len(c.schemaCache) >= schemaCacheSize {
 		c.schemaCache = make(map[*connect.Schema]*schemaEntry)
@@ -94,6 +68,67 @@ func (c *JSONConverter) schemaJSON(s *connect.Schema) *schemaEntry {
 	c.schemaCache[s] = e
 	c.cacheMu.Unlock()
 	return e
+}
+
+// Logical types a jsonPlan node recognises by schema name.
+const (
+	logicalNone uint8 = iota
+	logicalDecimal
+	logicalDate
+	logicalTimestamp
+	logicalTime
+)
+
+// jsonPlan is a schema prepared for writing values: what writeValue would
+// otherwise work out for every value of every record (the logical type
+// from the schema name, each struct field's escaped `"name":`) is worked
+// out once per schema (bench/postgres, issue 3: a struct's field names
+// were looked up under a lock for every struct of every record).
+type jsonPlan struct {
+	s       *connect.Schema
+	logical uint8
+	// keys are a struct's `"name":` per field, with the separating comma
+	// before every field but the first.
+	keys []string
+	// fields are a struct's field plans; elem is an array's or map's
+	// value plan.
+	fields []*jsonPlan
+	elem   *jsonPlan
+}
+
+// compilePlan returns the plan of s (nil for a nil schema).
+func compilePlan(s *connect.Schema) *jsonPlan {
+	if s == nil {
+		return nil
+	}
+	p := &jsonPlan{s: s}
+	switch s.Name {
+	case connect.DecimalName:
+		p.logical = logicalDecimal
+	case connect.DateName:
+		p.logical = logicalDate
+	case connect.TimestampName:
+		p.logical = logicalTimestamp
+	case connect.TimeName:
+		p.logical = logicalTime
+	}
+	switch s.Type {
+	case connect.Array, connect.Map:
+		p.elem = compilePlan(s.ValueSchema)
+	case connect.StructT:
+		p.keys = make([]string, len(s.Fields))
+		p.fields = make([]*jsonPlan, len(s.Fields))
+		for i, f := range s.Fields {
+			var k []byte
+			if i > 0 {
+				k = append(k, ',')
+			}
+			k = appendString(k, f.Name)
+			p.keys[i] = string(append(k, ':'))
+			p.fields[i] = compilePlan(f.Schema)
+		}
+	}
+	return p
 }
 
 var _ connect.Converter = (*JSONConverter)(nil)
@@ -104,7 +139,7 @@ func NewJSONConverter() *JSONConverter { return &JSONConverter{SchemasEnable: tr
 // Configure reads schemas.enable (true|false) and decimal.format (BASE64|NUMERIC).
 func (c *JSONConverter) Configure(props map[string]string, _ bool) error {
 	c.SchemasEnable = true
-	c.schemaCache, c.keyCache = nil, nil
+	c.schemaCache = nil
 	if v, ok := props["schemas.enable"]; ok {
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "true":
@@ -132,16 +167,18 @@ func (c *JSONConverter) FromConnect(_ string, s *connect.Schema, v any) ([]byte,
 	if s == nil && v == nil {
 		return nil, nil
 	}
-	b := scratchBuffers.Get().(*bytes.Buffer)
-	defer releaseScratch(b)
-	b.Reset()
-	if err := c.write(b, s, v); err != nil {
+	p := scratchBuffers.Get().(*[]byte)
+	out, err := c.appendRecord((*p)[:0], s, v)
+	if err != nil {
+		releaseScratch(p, out)
 		return nil, err
 	}
 	// The record keeps an exact-size copy (no zeroing, no spare capacity
 	// held by the producer's buffer until it is acknowledged); the
 	// scratch buffer goes back to the pool.
-	return bytes.Clone(b.Bytes()), nil
+	rec := bytes.Clone(out)
+	releaseScratch(p, out)
+	return rec, nil
 }
 
 var _ connect.AppendConverter = (*JSONConverter)(nil)
@@ -154,64 +191,65 @@ func (c *JSONConverter) AppendFromConnect(dst []byte, _ string, s *connect.Schem
 	if s == nil && v == nil {
 		return nil, nil
 	}
-	b := bytes.NewBuffer(dst)
-	if err := c.write(b, s, v); err != nil {
+	out, err := c.appendRecord(dst, s, v)
+	if err != nil {
 		return nil, err
 	}
-	return b.Bytes(), nil
+	return out, nil
 }
 
-// write writes the record of v to b: {"schema":...,"payload":...} with
-// schemas.enable, else the payload alone.
-func (c *JSONConverter) write(b *bytes.Buffer, s *connect.Schema, v any) error {
-	if c.SchemasEnable {
-		var e *schemaEntry
-		if s != nil {
-			e = c.schemaJSON(s)
+// appendRecord appends the record of v to dst: {"schema":...,"payload":...}
+// with schemas.enable, else the payload alone.
+func (c *JSONConverter) appendRecord(dst []byte, s *connect.Schema, v any) ([]byte, error) {
+	if s == nil {
+		if c.SchemasEnable {
+			dst = append(dst, `{"schema":null,"payload":`...)
 		}
-		start := b.Len()
-		if e != nil {
-			// Room for a record like the last one of this schema, so
-			// that the buffer (which the record may keep) is sized once.
-			if need := int(max(e.last.Load()+e.last.Load()/8, int64(len(e.json))+512)); b.Available() < need {
-				b.Grow(need)
-			}
+		dst, err := appendSchemaless(dst, v)
+		if err != nil {
+			return dst, err
 		}
-		b.WriteString(`{"schema":`)
-		if s == nil {
-			b.WriteString("null")
-		} else {
-			b.Write(e.json)
+		if c.SchemasEnable {
+			dst = append(dst, '}')
 		}
-		b.WriteString(`,"payload":`)
-		if err := c.writeValue(b, s, v); err != nil {
-			return err
-		}
-		b.WriteByte('}')
-		if e != nil {
-			e.last.Store(int64(b.Len() - start))
-		}
-		return nil
+		return dst, nil
 	}
-	return c.writeValue(b, s, v)
+	e := c.entry(s)
+	if !c.SchemasEnable {
+		return c.appendValue(dst, e.plan, v)
+	}
+	start := len(dst)
+	// Room for a record like the last one of this schema, so that the
+	// buffer (which the record may keep) is sized once.
+	if need := int(max(e.last.Load()+e.last.Load()/8, int64(len(e.json))+512)); cap(dst)-len(dst) < need {
+		dst = append(make([]byte, 0, len(dst)+need), dst...)
+	}
+	dst = append(dst, `{"schema":`...)
+	dst = append(dst, e.json...)
+	dst = append(dst, `,"payload":`...)
+	dst, err := c.appendValue(dst, e.plan, v)
+	if err != nil {
+		return dst, err
+	}
+	dst = append(dst, '}')
+	e.last.Store(int64(len(dst) - start))
+	return dst, nil
 }
 
-// scratchBuffers hold the record being written; a buffer keeps the
-// capacity of the largest record it wrote (up to maxScratch), so that
+// scratchBuffers hold the record FromConnect is writing; a buffer keeps
+// the capacity of the largest record it wrote (up to maxScratch), so that
 // writing one does not grow a buffer step by step.
-var scratchBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var scratchBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxScratch = 1 << 20
 
-func releaseScratch(b *bytes.Buffer) {
-	if b.Cap() <= maxScratch {
-		scratchBuffers.Put(b)
+// releaseScratch puts scratch buffer p back in the pool with out, the
+// bytes last written into it (its capacity may have grown).
+func releaseScratch(p *[]byte, out []byte) {
+	if cap(out) <= maxScratch {
+		*p = out[:0]
+		scratchBuffers.Put(p)
 	}
-}
-
-// writeInt writes n in decimal without an intermediate string.
-func writeInt(b *bytes.Buffer, n int64) {
-	b.Write(strconv.AppendInt(b.AvailableBuffer(), n, 10))
 }
 
 // writeSchema writes s as JsonConverter.asJsonSchema does: type,
@@ -268,8 +306,10 @@ func (c *JSONConverter) writeSchema(b *bytes.Buffer, s *connect.Schema, field st
 	}
 	if s.Default != nil {
 		b.WriteString(`,"default":`)
-		if err := c.writeValue(b, s, s.Default); err != nil {
+		if out, err := c.appendValue(b.AvailableBuffer(), compilePlan(s), s.Default); err != nil {
 			b.WriteString("null")
+		} else {
+			b.Write(out)
 		}
 	}
 	if field != "" {
@@ -279,167 +319,163 @@ func (c *JSONConverter) writeSchema(b *bytes.Buffer, s *connect.Schema, field st
 	b.WriteByte('}')
 }
 
-func (c *JSONConverter) writeValue(b *bytes.Buffer, s *connect.Schema, v any) error {
+// appendValue appends v, a value of plan p's schema (nil: schemaless).
+func (c *JSONConverter) appendValue(dst []byte, p *jsonPlan, v any) ([]byte, error) {
+	if p == nil {
+		if v == nil {
+			return append(dst, "null"...), nil
+		}
+		return appendSchemaless(dst, v)
+	}
+	s := p.s
 	if v == nil {
-		if s != nil && !s.Optional && s.Default == nil {
-			return fmt.Errorf("json converter: null value for a required %s field", s.Type)
+		if !s.Optional && s.Default == nil {
+			return dst, fmt.Errorf("json converter: null value for a required %s field", s.Type)
 		}
-		if s != nil && s.Default != nil {
-			return c.writeValue(b, s, s.Default)
+		if s.Default != nil {
+			return c.appendValue(dst, p, s.Default)
 		}
-		b.WriteString("null")
-		return nil
+		return append(dst, "null"...), nil
 	}
-	if s == nil {
-		return writeSchemaless(b, v)
-	}
-	switch s.Name {
-	case connect.DecimalName:
+	switch p.logical {
+	case logicalDecimal:
 		d, ok := v.(connect.Decimal)
 		if !ok {
-			return fmt.Errorf("json converter: %T is not a Decimal", v)
+			return dst, fmt.Errorf("json converter: %T is not a Decimal", v)
 		}
 		if c.DecimalNumeric {
-			b.WriteString(decimalString(d))
-		} else {
-			writeBase64(b, d.TwosComplement())
+			return append(dst, decimalString(d)...), nil
 		}
-		return nil
-	case connect.DateName:
+		return appendBase64(dst, d.TwosComplement()), nil
+	case logicalDate:
 		if t, ok := v.(time.Time); ok {
-			writeInt(b, int64(math.Floor(float64(t.Unix())/86400)))
-			return nil
+			return strconv.AppendInt(dst, int64(math.Floor(float64(t.Unix())/86400)), 10), nil
 		}
-	case connect.TimestampName:
+	case logicalTimestamp:
 		if t, ok := v.(time.Time); ok {
-			writeInt(b, t.UnixMilli())
-			return nil
+			return strconv.AppendInt(dst, t.UnixMilli(), 10), nil
 		}
-	case connect.TimeName:
+	case logicalTime:
 		if t, ok := v.(time.Time); ok {
 			ms := (int64(t.Hour())*3600+int64(t.Minute())*60+int64(t.Second()))*1000 + int64(t.Nanosecond()/1e6)
-			writeInt(b, ms)
-			return nil
+			return strconv.AppendInt(dst, ms, 10), nil
 		}
 	}
 	switch s.Type {
 	case connect.Int8, connect.Int16, connect.Int32, connect.Int64:
 		n, ok := toInt64(v)
 		if !ok {
-			return fmt.Errorf("json converter: %T is not an %s", v, s.Type)
+			return dst, fmt.Errorf("json converter: %T is not an %s", v, s.Type)
 		}
-		writeInt(b, n)
+		return strconv.AppendInt(dst, n, 10), nil
 	case connect.Float32:
 		f, ok := v.(float32)
 		if !ok {
-			return fmt.Errorf("json converter: %T is not a float", v)
+			return dst, fmt.Errorf("json converter: %T is not a float", v)
 		}
-		writeJavaFloat(b, float64(f), 32)
+		return appendJavaFloat(dst, float64(f), 32), nil
 	case connect.Float64:
 		f, ok := v.(float64)
 		if !ok {
-			return fmt.Errorf("json converter: %T is not a double", v)
+			return dst, fmt.Errorf("json converter: %T is not a double", v)
 		}
-		writeJavaFloat(b, f, 64)
+		return appendJavaFloat(dst, f, 64), nil
 	case connect.Boolean:
 		t, ok := v.(bool)
 		if !ok {
-			return fmt.Errorf("json converter: %T is not a boolean", v)
+			return dst, fmt.Errorf("json converter: %T is not a boolean", v)
 		}
-		b.WriteString(strconv.FormatBool(t))
+		return strconv.AppendBool(dst, t), nil
 	case connect.String:
 		str, ok := v.(string)
 		if !ok {
-			return fmt.Errorf("json converter: %T is not a string", v)
+			return dst, fmt.Errorf("json converter: %T is not a string", v)
 		}
-		writeString(b, str)
+		return appendString(dst, str), nil
 	case connect.Bytes:
 		raw, ok := v.([]byte)
 		if !ok {
-			return fmt.Errorf("json converter: %T is not bytes", v)
+			return dst, fmt.Errorf("json converter: %T is not bytes", v)
 		}
-		writeBase64(b, raw)
+		return appendBase64(dst, raw), nil
 	case connect.Array:
 		items, ok := v.([]any)
 		if !ok {
-			return fmt.Errorf("json converter: %T is not an array", v)
+			return dst, fmt.Errorf("json converter: %T is not an array", v)
 		}
-		b.WriteByte('[')
+		dst = append(dst, '[')
 		for i, it := range items {
 			if i > 0 {
-				b.WriteByte(',')
+				dst = append(dst, ',')
 			}
-			if err := c.writeValue(b, s.ValueSchema, it); err != nil {
-				return err
+			var err error
+			if dst, err = c.appendValue(dst, p.elem, it); err != nil {
+				return dst, err
 			}
 		}
-		b.WriteByte(']')
+		return append(dst, ']'), nil
 	case connect.Map:
 		m, ok := v.(map[string]any)
 		if !ok {
-			return fmt.Errorf("json converter: %T is not a map with string keys", v)
+			return dst, fmt.Errorf("json converter: %T is not a map with string keys", v)
 		}
-		return writeObject(b, m, func(v any) error { return c.writeValue(b, s.ValueSchema, v) })
+		return appendObject(dst, m, func(dst []byte, v any) ([]byte, error) { return c.appendValue(dst, p.elem, v) })
 	case connect.StructT:
 		st, ok := v.(*connect.Struct)
 		if !ok {
-			return fmt.Errorf("json converter: %T is not a struct", v)
+			return dst, fmt.Errorf("json converter: %T is not a struct", v)
 		}
-		b.WriteByte('{')
-		keys := c.fieldKeys(s)
-		for i, f := range s.Fields {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			b.WriteString(keys[i])
-			if err := c.writeValue(b, f.Schema, st.Values[i]); err != nil {
-				return fmt.Errorf("field %s: %w", f.Name, err)
+		dst = append(dst, '{')
+		for i, fp := range p.fields {
+			dst = append(dst, p.keys[i]...)
+			var err error
+			if dst, err = c.appendValue(dst, fp, st.Values[i]); err != nil {
+				return dst, fmt.Errorf("field %s: %w", s.Fields[i].Name, err)
 			}
 		}
-		b.WriteByte('}')
+		return append(dst, '}'), nil
 	default:
-		return fmt.Errorf("json converter: unknown schema type %q", s.Type)
+		return dst, fmt.Errorf("json converter: unknown schema type %q", s.Type)
 	}
-	return nil
 }
 
-// writeSchemaless writes a value that has no schema (schemas inferred from
-// Go types, as JsonConverter does for schemaless maps).
-func writeSchemaless(b *bytes.Buffer, v any) error {
+// appendSchemaless appends a value that has no schema (schemas inferred
+// from Go types, as JsonConverter does for schemaless maps).
+func appendSchemaless(dst []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case nil:
-		b.WriteString("null")
+		return append(dst, "null"...), nil
 	case string:
-		writeString(b, x)
+		return appendString(dst, x), nil
 	case bool:
-		b.WriteString(strconv.FormatBool(x))
+		return strconv.AppendBool(dst, x), nil
 	case float64:
-		writeJavaFloat(b, x, 64)
+		return appendJavaFloat(dst, x, 64), nil
 	case float32:
-		writeJavaFloat(b, float64(x), 32)
+		return appendJavaFloat(dst, float64(x), 32), nil
 	case []byte:
-		writeBase64(b, x)
+		return appendBase64(dst, x), nil
 	case map[string]any:
-		return writeObject(b, x, func(v any) error { return writeSchemaless(b, v) })
+		return appendObject(dst, x, appendSchemaless)
 	case []any:
-		b.WriteByte('[')
+		dst = append(dst, '[')
 		for i, it := range x {
 			if i > 0 {
-				b.WriteByte(',')
+				dst = append(dst, ',')
 			}
-			if err := writeSchemaless(b, it); err != nil {
-				return err
+			var err error
+			if dst, err = appendSchemaless(dst, it); err != nil {
+				return dst, err
 			}
 		}
-		b.WriteByte(']')
+		return append(dst, ']'), nil
 	default:
 		n, ok := toInt64(v)
 		if !ok {
-			return fmt.Errorf("json converter: cannot infer a schema for %T", v)
+			return dst, fmt.Errorf("json converter: cannot infer a schema for %T", v)
 		}
-		writeInt(b, n)
+		return strconv.AppendInt(dst, n, 10), nil
 	}
-	return nil
 }
 
 func toInt64(v any) (int64, bool) {
@@ -464,10 +500,10 @@ func toInt64(v any) (int64, bool) {
 	return 0, false
 }
 
-func writeBase64(b *bytes.Buffer, raw []byte) {
-	b.WriteByte('"')
-	b.Write(base64.StdEncoding.AppendEncode(b.AvailableBuffer(), raw))
-	b.WriteByte('"')
+func appendBase64(dst []byte, raw []byte) []byte {
+	dst = append(dst, '"')
+	dst = base64.StdEncoding.AppendEncode(dst, raw)
+	return append(dst, '"')
 }
 
 func decimalString(d connect.Decimal) string {
@@ -489,50 +525,55 @@ func decimalString(d connect.Decimal) string {
 
 const hexUpper = "0123456789ABCDEF"
 
-// writeString writes s as a JSON string the way Jackson does: only '"',
+// writeString writes s as a JSON string the way Jackson does (appendString).
+func writeString(b *bytes.Buffer, s string) {
+	b.Write(appendString(b.AvailableBuffer(), s))
+}
+
+// appendString appends s as a JSON string the way Jackson does: only '"',
 // '\\' and control characters are escaped (\b \t \n \f \r short forms,
 // others as \u00XX); non-ASCII is written as UTF-8.
-func writeString(b *bytes.Buffer, s string) {
-	b.WriteByte('"')
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
 	// Fast path: most strings need no escaping at all.
-	clean := true
+	clean, ascii := true, true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0xf0 {
 			// 0xf0.. start 4-byte sequences, written as escaped
 			// surrogate pairs: take the slow path.
 			clean = false
 			break
+		} else if c >= utf8.RuneSelf {
+			ascii = false
 		}
 	}
-	if clean && utf8.ValidString(s) {
-		b.WriteString(s)
-		b.WriteByte('"')
-		return
+	if clean && (ascii || utf8.ValidString(s)) {
+		dst = append(dst, s...)
+		return append(dst, '"')
 	}
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			switch {
 			case c == '"':
-				b.WriteString(`\"`)
+				dst = append(dst, `\"`...)
 			case c == '\\':
-				b.WriteString(`\\`)
+				dst = append(dst, `\\`...)
 			case c == '\n':
-				b.WriteString(`\n`)
+				dst = append(dst, `\n`...)
 			case c == '\r':
-				b.WriteString(`\r`)
+				dst = append(dst, `\r`...)
 			case c == '\t':
-				b.WriteString(`\t`)
+				dst = append(dst, `\t`...)
 			case c == '\b':
-				b.WriteString(`\b`)
+				dst = append(dst, `\b`...)
 			case c == '\f':
-				b.WriteString(`\f`)
+				dst = append(dst, `\f`...)
 			case c < 0x20:
-				b.WriteString(`\u00`)
-				b.WriteByte(hexUpper[c>>4])
-				b.WriteByte(hexUpper[c&0xf])
+				dst = append(dst, `\u00`...)
+				dst = append(dst, hexUpper[c>>4], hexUpper[c&0xf])
 			default:
-				b.WriteByte(c)
+				dst = append(dst, c)
 			}
 			i++
 			continue
@@ -540,43 +581,47 @@ func writeString(b *bytes.Buffer, s string) {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
-			b.WriteString("\ufffd")
+			dst = append(dst, "\ufffd"...)
 		case r > 0xFFFF:
 			// Jackson's UTF8JsonGenerator writes characters outside the
 			// BMP as escaped surrogate pairs (observed in Debezium 3.6.1
 			// output, testdata/debezium).
 			hi, lo := utf16.EncodeRune(r)
-			writeU(b, hi)
-			writeU(b, lo)
+			dst = appendU(dst, hi)
+			dst = appendU(dst, lo)
 		default:
-			b.WriteString(s[i : i+size])
+			dst = append(dst, s[i:i+size]...)
 		}
 		i += size
 	}
-	b.WriteByte('"')
+	return append(dst, '"')
 }
 
-// writeJavaFloat writes a JSON number as Jackson does; NaN and infinities
-// are written as strings ("NaN", "Infinity", "-Infinity": Jackson's
-// WRITE_NAN_AS_STRINGS default, observed in Debezium 3.6.1 output,
-// testdata/debezium/pg_types_default.jsonl table num_special).
+// writeJavaFloat writes a JSON number as Jackson does (appendJavaFloat).
 func writeJavaFloat(b *bytes.Buffer, f float64, bits int) {
+	b.Write(appendJavaFloat(b.AvailableBuffer(), f, bits))
+}
+
+// appendJavaFloat appends a JSON number as Jackson does; NaN and
+// infinities are written as strings ("NaN", "Infinity", "-Infinity":
+// Jackson's WRITE_NAN_AS_STRINGS default, observed in Debezium 3.6.1
+// output, testdata/debezium/pg_types_default.jsonl table num_special).
+func appendJavaFloat(dst []byte, f float64, bits int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		b.WriteByte('"')
-		b.WriteString(JavaFloat(f, bits))
-		b.WriteByte('"')
-		return
+		dst = append(dst, '"')
+		dst = append(dst, JavaFloat(f, bits)...)
+		return append(dst, '"')
 	}
 	if abs := math.Abs(f); abs >= 1e-3 && abs < 1e7 {
 		// JavaFloat's plain notation, appended in place.
-		buf := strconv.AppendFloat(b.AvailableBuffer(), f, 'f', -1, bits)
-		if bytes.IndexByte(buf, '.') < 0 {
-			buf = append(buf, '.', '0')
+		start := len(dst)
+		dst = strconv.AppendFloat(dst, f, 'f', -1, bits)
+		if bytes.IndexByte(dst[start:], '.') < 0 {
+			dst = append(dst, '.', '0')
 		}
-		b.Write(buf)
-		return
+		return dst
 	}
-	b.WriteString(JavaFloat(f, bits))
+	return append(dst, JavaFloat(f, bits)...)
 }
 
 // JavaFloat formats f as Java's Double.toString (bits=64) or Float.toString
@@ -615,11 +660,35 @@ func JavaFloat(f float64, bits int) string {
 	return mant + "E" + strconv.Itoa(n)
 }
 
-func writeU(b *bytes.Buffer, r rune) {
-	b.WriteString(`\u`)
+func appendU(dst []byte, r rune) []byte {
+	dst = append(dst, `\u`...)
 	for shift := 12; shift >= 0; shift -= 4 {
-		b.WriteByte(hexUpper[(r>>uint(shift))&0xf])
+		dst = append(dst, hexUpper[(r>>uint(shift))&0xf])
 	}
+	return dst
+}
+
+// appendObject appends m as a JSON object with sorted keys, each value by
+// val.
+func appendObject(dst []byte, m map[string]any, val func([]byte, any) ([]byte, error)) ([]byte, error) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, k)
+		dst = append(dst, ':')
+		var err error
+		if dst, err = val(dst, m[k]); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
 }
 
 // writeObject writes m as a JSON object with sorted keys, each value by val.

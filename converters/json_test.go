@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"testing"
+	"time"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -184,5 +185,56 @@ func BenchmarkJSONEnvelope10Append(b *testing.B) {
 		if buf, err = c.AppendFromConnect(buf[:0], "bench.public.t", env, ev); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Logical types, arrays, maps, defaults and nested structs through the
+// per-schema plan. Expected values follow JsonConverter#convertToJson:
+// Date as days since the epoch, Timestamp as epoch milliseconds, Time as
+// milliseconds of the day (org.apache.kafka.connect.data.Date/Timestamp/
+// Time#fromLogical), a logical name over a value that is not a time.Time
+// written as its plain type, a null optional field with a default written
+// as the default, map keys sorted (as connectd's schemaless maps).
+func TestJSONConverterPlanLogicalNested(t *testing.T) {
+	named := func(typ connect.Type, name string) *connect.Schema {
+		return connect.NewSchema(typ).Name(name).Version(1).Build()
+	}
+	inner := connect.StructSchema().Name("inner").Optional().Field("n", connect.Prim(connect.Int16, false)).Build()
+	s := connect.StructSchema().Name("rec").
+		Field("d", named(connect.Int32, connect.DateName)).
+		Field("ts", named(connect.Int64, connect.TimestampName)).
+		Field("tm", named(connect.Int32, connect.TimeName)).
+		Field("days", named(connect.Int32, connect.DateName)).
+		Field("arr", connect.NewSchema(connect.Array).Items(connect.Prim(connect.Int64, true)).Build()).
+		Field("m", &connect.Schema{Type: connect.Map, KeySchema: connect.Prim(connect.String, false), ValueSchema: connect.Prim(connect.String, true)}).
+		Field("def", connect.NewSchema(connect.String).Optional().Default("x").Build()).
+		Field("in", inner).
+		Field("f", connect.Prim(connect.Float32, true)).
+		Build()
+	v := connect.NewStruct(s)
+	copy(v.Values, []any{
+		time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC), time.UnixMilli(1700000000123).UTC(),
+		time.Date(1970, 1, 1, 1, 2, 3, 4_000_000, time.UTC), int32(19000),
+		[]any{int64(1), nil, int64(-3)}, map[string]any{"b": "2", "a": nil}, nil,
+		connect.NewStruct(inner).Put("n", int16(7)), float32(1.5),
+	})
+	c := NewJSONConverter()
+	if err := c.Configure(map[string]string{"schemas.enable": "false"}, false); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ { // the second time through the cached plan
+		got, err := c.FromConnect("t", s, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := `{"d":19724,"ts":1700000000123,"tm":3723004,"days":19000,"arr":[1,null,-3],"m":{"a":null,"b":"2"},"def":"x","in":{"n":7},"f":1.5}`
+		if string(got) != want {
+			t.Fatalf("got\n%s\nwant\n%s", got, want)
+		}
+	}
+	// A required field left null names the field, as before the plan.
+	v.Values[7] = connect.NewStruct(inner)
+	if _, err := c.FromConnect("t", s, v); err == nil || err.Error() != "field in: field n: json converter: null value for a required int16 field" {
+		t.Fatalf("error %v", err)
 	}
 }

@@ -38,6 +38,10 @@ type SourceTask struct {
 	txMu   sync.Mutex
 	lastTx any
 
+	// fields caches where Event finds its fields in the last envelope
+	// and source schemas it saw.
+	fields atomic.Pointer[eventFields]
+
 	latCounts [16]atomic.Uint64 // len(LatencyBuckets)+1 (the +Inf bucket)
 	latSumUs  atomic.Int64      // microseconds
 }
@@ -92,7 +96,12 @@ func (t *SourceTask) Event(rec *connect.SourceRecord) int64 {
 	if !ok || v == nil || v.Schema == nil {
 		return 0
 	}
-	op, _ := v.Get("op").(string)
+	fs := t.fields.Load()
+	if fs == nil || fs.env != v.Schema {
+		fs = &eventFields{env: v.Schema, op: fieldIndex(v.Schema, "op"), source: fieldIndex(v.Schema, "source")}
+		t.fields.Store(fs)
+	}
+	op, _ := valueAt(v, fs.op).(string)
 	if op == "" {
 		return 0 // not a change event (heartbeat, schema change, transaction marker)
 	}
@@ -107,20 +116,22 @@ func (t *SourceTask) Event(rec *connect.SourceRecord) int64 {
 	if op == "r" {
 		return 0
 	}
-	src, _ := v.Get("source").(*connect.Struct)
-	if src == nil {
+	src, _ := valueAt(v, fs.source).(*connect.Struct)
+	if src == nil || src.Schema == nil {
 		return 0
 	}
-	ts, _ := src.Get("ts_ms").(int64)
+	if fs.src != src.Schema {
+		fs = &eventFields{env: fs.env, op: fs.op, source: fs.source, src: src.Schema,
+			tsMs: fieldIndex(src.Schema, "ts_ms"), txID: fieldIndex(src.Schema, "txId"), gtid: fieldIndex(src.Schema, "gtid")}
+		t.fields.Store(fs)
+	}
+	ts, _ := valueAt(src, fs.tsMs).(int64)
 	if ts > 0 {
 		t.behindMs.Store(max(0, now.UnixMilli()-ts))
 	}
-	var tx any
-	for _, f := range []string{"txId", "gtid"} {
-		if x := src.Get(f); x != nil {
-			tx = x
-			break
-		}
+	tx := valueAt(src, fs.txID)
+	if tx == nil {
+		tx = valueAt(src, fs.gtid)
 	}
 	if tx != nil {
 		t.txMu.Lock()
@@ -131,6 +142,33 @@ func (t *SourceTask) Event(rec *connect.SourceRecord) int64 {
 		t.txMu.Unlock()
 	}
 	return ts
+}
+
+// eventFields are the positions (-1: none) of the fields Event reads in
+// one envelope schema and one source schema: looked up by name once, not
+// for every event (bench/postgres, issue 3).
+type eventFields struct {
+	env              *connect.Schema
+	op, source       int
+	src              *connect.Schema
+	tsMs, txID, gtid int
+}
+
+// fieldIndex returns the position of field name in struct schema s, or -1.
+func fieldIndex(s *connect.Schema, name string) int {
+	if f := s.Field(name); f != nil {
+		return f.Index
+	}
+	return -1
+}
+
+// valueAt returns the value at position i of st, or nil for -1 or a
+// position st does not have.
+func valueAt(st *connect.Struct, i int) any {
+	if i < 0 || i >= len(st.Values) {
+		return nil
+	}
+	return st.Values[i]
 }
 
 // Sent records a record handed to the producer.

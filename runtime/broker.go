@@ -94,6 +94,10 @@ func StartEmbeddedBroker(listener, dataDir string, syncWrites bool, extra ...kfa
 			kfake.ClusterID(id),
 			kfake.AllowAutoTopicCreation(),
 			kfake.DefaultNumPartitions(1),
+			// Batches as large as the worker's producers make
+			// (EmbeddedBatchMaxBytes): each batch is fsynced, so
+			// larger ones cost less per record.
+			kfake.BrokerConfigs(map[string]string{"message.max.bytes": strconv.Itoa(EmbeddedBatchMaxBytes)}),
 		}
 		if syncWrites {
 			opts = append(opts, kfake.SyncWrites())

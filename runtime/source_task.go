@@ -298,12 +298,12 @@ func (w *workerSourceTask) toKafka(ctx context.Context, rec *connect.SourceRecor
 	if bufs != nil {
 		keyBuf, valBuf = &bufs.key, &bufs.value
 	}
-	key, err := convert(w.keyConv, rec.Topic, rec.KeySchema, rec.Key, keyBuf)
+	key, err := convert(w.keyConv, rec.Topic, rec.KeySchema, rec.Key, freeKeyBuffers, keyBuf)
 	if err != nil {
 		bufs.release()
 		return nil, &TaskError{Task: w.id, Stage: StageKeyConverter, Err: fmt.Errorf("converting key of a record for %s: %w", rec.Topic, err)}
 	}
-	val, err := convert(w.valConv, rec.Topic, rec.ValueSchema, rec.Value, valBuf)
+	val, err := convert(w.valConv, rec.Topic, rec.ValueSchema, rec.Value, freeValueBuffers, valBuf)
 	if err != nil {
 		bufs.release()
 		return nil, &TaskError{Task: w.id, Stage: StageValueConverter, Err: fmt.Errorf("converting value of a record for %s: %w", rec.Topic, err)}
@@ -328,16 +328,17 @@ func (w *workerSourceTask) toKafka(ctx context.Context, rec *connect.SourceRecor
 }
 
 // convert serialises v with conv. With buf and an AppendConverter the
-// bytes are written into a pooled buffer whose owner is then *buf.
-func convert(conv connect.Converter, topic string, s *connect.Schema, v any, buf **[]byte) ([]byte, error) {
+// bytes are written into a buffer taken from free, whose owner is then
+// *buf.
+func convert(conv connect.Converter, topic string, s *connect.Schema, v any, free *bufferFreeList, buf **[]byte) ([]byte, error) {
 	ac, ok := conv.(connect.AppendConverter)
 	if !ok || buf == nil {
 		return conv.FromConnect(topic, s, v)
 	}
-	p := freeRecordBuffers.get()
+	p := free.get()
 	out, err := ac.AppendFromConnect((*p)[:0], topic, s, v)
 	if err != nil || out == nil {
-		freeRecordBuffers.put(p)
+		free.put(p)
 		return out, err
 	}
 	*p = out
@@ -345,19 +346,32 @@ func convert(conv connect.Converter, topic string, s *connect.Schema, v any, buf
 	return out, nil
 }
 
-// freeRecordBuffers holds the key and value buffers of records the
-// producer is done with. A buffer keeps the capacity of the largest record
-// it held, so a steady stream of records of one table allocates nothing for
-// its bytes. Unlike a sync.Pool, the list is bounded (recordBufferBudget
-// bytes of capacity, buffers up to maxRecordBuffer bytes each): what it
-// keeps adds to the heap the garbage collector paces itself on, and so to
-// the worker's peak RSS.
-var freeRecordBuffers = &bufferFreeList{budget: recordBufferBudget}
+// freeValueBuffers and freeKeyBuffers hold the value and key buffers of
+// records the producer is done with. A buffer keeps the capacity of the
+// largest record it held, so a steady stream of records of one table
+// allocates nothing for its bytes. Unlike a sync.Pool, each list is bounded
+// (its budget of bytes of capacity, buffers up to maxRecordBuffer bytes
+// each): what it keeps adds to the heap the garbage collector paces itself
+// on, and so to the worker's peak RSS.
+//
+// Keys and values have lists of their own: with one list, a record's key
+// took the 4 KB buffer of a JsonConverter value and its value the 200-byte
+// buffer of a key, which then grew into a new 4 KB buffer, so that every
+// buffer ended up value-sized, twice as many bytes were kept, the budget
+// ran out, and about a third of the records allocated a new value buffer
+// (bench/postgres snapshot, issue 3).
+var (
+	freeValueBuffers = &bufferFreeList{budget: recordBufferBudget}
+	freeKeyBuffers   = &bufferFreeList{budget: keyBufferBudget}
+)
 
 const (
-	// recordBufferBudget is the most capacity, in bytes, kept for reuse:
-	// about 2000 JsonConverter change events of 3-4 KB.
+	// recordBufferBudget is the most capacity, in bytes, kept for reuse
+	// as values: about 2000 JsonConverter change events of 3-4 KB.
 	recordBufferBudget = 8 << 20
+	// keyBufferBudget is the most capacity, in bytes, kept for reuse as
+	// keys: about 4000 JsonConverter keys of a few hundred bytes.
+	keyBufferBudget = 1 << 20
 	// maxRecordBuffer is the largest buffer kept for reuse, in bytes;
 	// larger records' buffers are left to the garbage collector.
 	maxRecordBuffer = 256 << 10
@@ -411,10 +425,11 @@ func (b *recordBuffers) release() {
 	if b == nil {
 		return
 	}
-	for _, p := range [2]*[]byte{b.key, b.value} {
-		if p != nil {
-			freeRecordBuffers.put(p)
-		}
+	if b.key != nil {
+		freeKeyBuffers.put(b.key)
+	}
+	if b.value != nil {
+		freeValueBuffers.put(b.value)
 	}
 	b.key, b.value = nil, nil
 }
