@@ -176,6 +176,7 @@ func TestSessionKeys(t *testing.T) {
 
 	// A client streams from the slot; it stops 600 ms later, within the
 	// task's 20 retries 100 ms apart: Start then takes the slot.
+	waitSlotReleased(t, pg, "sess")
 	holder, err := pgconn.Connect(ctx, pg.DSN("shop")+"&replication=database")
 	if err != nil {
 		t.Fatal(err)

@@ -34,6 +34,20 @@ func startErr(t *testing.T, cfg map[string]string, tune func(*Task)) string {
 // slot held by a walsender.
 func waitSlotActive(t *testing.T, pg *testenv.Postgres, name string) {
 	t.Helper()
+	waitSlot(t, pg, name, true)
+}
+
+// waitSlotReleased waits until no walsender holds the slot: the server
+// ends a walsender only after its client's connection closed, so right
+// after Task.Stop the slot can still be active (SQLSTATE 55006 for the
+// next client).
+func waitSlotReleased(t *testing.T, pg *testenv.Postgres, name string) {
+	t.Helper()
+	waitSlot(t, pg, name, false)
+}
+
+func waitSlot(t *testing.T, pg *testenv.Postgres, name string, want bool) {
+	t.Helper()
 	c, err := pg.Connect(context.Background(), "shop")
 	if err != nil {
 		t.Fatal(err)
@@ -44,11 +58,11 @@ func waitSlotActive(t *testing.T, pg *testenv.Postgres, name string) {
 		if err := c.QueryRow(context.Background(), `SELECT coalesce(bool_or(active), false) FROM pg_replication_slots WHERE slot_name = $1`, name).Scan(&active); err != nil {
 			t.Fatal(err)
 		}
-		if active {
+		if active == want {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("slot %s not active after 20 s", name)
+			t.Fatalf("slot %s: active=%v after 20 s, want %v", name, active, want)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
