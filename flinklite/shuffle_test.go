@@ -1,0 +1,155 @@
+package flinklite
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// shuffleJob is the downstream of a shuffle partition with 3 producers:
+// rows are JSON clickEvents; per-user 100 ms tumbling counts with
+// allowedLateness 0 (Flink's default), results collected as
+// "user@start=count".
+type shuffleJob struct {
+	env     *Env
+	in      *Input[Message]
+	results []string
+	offset  int64
+}
+
+func newShuffleJob(producers int) *shuffleJob {
+	j := &shuffleJob{env: NewEnv(WithClock(NewManualClock(t0)))}
+	j.in = NewInput[Message](j.env, 1)
+	evs := FlatMap(ShuffleWatermarks(j.in.Stream(), producers), func(m Message, out func(clickEvent)) {
+		var c clickEvent
+		if json.Unmarshal(m.Value, &c) == nil {
+			out(c)
+		}
+	})
+	evs = AssignTimestamps(evs, func(c clickEvent) time.Time { return time.UnixMilli(c.At) })
+	counts := Aggregate(Window(KeyBy(evs, func(c clickEvent) string { return c.User }), TumblingEventTimeWindows(100*time.Millisecond, 0)), Count[clickEvent]())
+	Sink(counts, func(c Change[WindowResult[string, int64]]) {
+		j.results = append(j.results, fmt.Sprintf("%s@%d=%d", c.Value.Key, c.Value.Window.Start, c.Value.Value))
+	})
+	return j
+}
+
+func (j *shuffleJob) row(t *testing.T, user string, at int64) {
+	t.Helper()
+	v, _ := json.Marshal(clickEvent{User: user, At: at})
+	j.offset++
+	if err := j.in.Emit(0, Message{Offset: j.offset, Value: v}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// watermark emits the watermark record ToKafkaShuffle writes (header
+// WatermarkHeader, value shuffleWatermark).
+func (j *shuffleJob) watermark(producer int32, wm int64, idle bool) error {
+	v, _ := json.Marshal(shuffleWatermark{Producer: producer, Watermark: wm, Idle: idle})
+	j.offset++
+	return j.in.Emit(0, Message{Offset: j.offset, Value: v, Headers: []kgo.RecordHeader{{Key: WatermarkHeader}}})
+}
+
+func (j *shuffleJob) mustWatermark(t *testing.T, producer int32, wm int64, idle bool) {
+	t.Helper()
+	if err := j.watermark(producer, wm, idle); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (j *shuffleJob) expect(t *testing.T, want ...string) {
+	t.Helper()
+	if strings.Join(j.results, " ") != strings.Join(want, " ") {
+		t.Fatalf("results %v, want %v", j.results, want)
+	}
+}
+
+// Watermarks forwarded through a shuffle partition (Flink's
+// StatusWatermarkValve over the producers' channels): the partition's
+// watermark is the minimum of the producers' latest watermarks, so a
+// producer that lags (here producer 2, whose row at 50 ms arrives after
+// the others reached 1000 ms) holds it back and its row is counted, with
+// allowedLateness 0; the rows' own event times move nothing. An idle
+// producer is left out of the minimum, all idle gives their maximum; the
+// per-producer watermarks survive a checkpoint and restore. Expected
+// results are the counts of the rows emitted here.
+func TestShuffleWatermarksMinimumOverProducers(t *testing.T) {
+	j := newShuffleJob(3)
+	j.row(t, "a", 60)
+	j.mustWatermark(t, 0, 1000, false)
+	j.mustWatermark(t, 1, 1000, false)
+	j.row(t, "b", 5000) // a row's event time is no watermark
+	j.expect(t)
+	j.row(t, "a", 50) // producer 2 lags: not late
+	j.mustWatermark(t, 2, 999, false)
+	j.expect(t, "a@0=2")
+	if m := j.env.Metrics(); m.NumLateRecordsDropped != 0 || m.NumRecordsIn != 3 {
+		t.Fatalf("metrics %+v, want no late row and 3 records in (watermark records are not counted)", m)
+	}
+
+	// Producer 2 goes idle: producers 0 and 1 alone move the watermark.
+	j.row(t, "c", 1500)
+	j.mustWatermark(t, 2, 999, true)
+	j.mustWatermark(t, 0, 2000, false)
+	j.expect(t, "a@0=2")
+	j.mustWatermark(t, 1, 2000, false)
+	j.expect(t, "a@0=2", "c@1500=1")
+
+	// The per-producer state is checkpointed: restored, producer 2 is
+	// still idle, so 0 and 1 alone fire the window of the row at 2500.
+	dir := t.TempDir()
+	if _, err := j.env.CheckpointTo(dir); err != nil {
+		t.Fatal(err)
+	}
+	r := newShuffleJob(3)
+	if _, err := r.env.RestoreFrom(dir); err != nil {
+		t.Fatal(err)
+	}
+	r.row(t, "d", 2500)
+	r.mustWatermark(t, 0, 3000, false)
+	r.mustWatermark(t, 1, 3000, false)
+	r.expect(t, "d@2500=1")
+
+	// Active again, producer 2 holds the watermark at its own.
+	r.mustWatermark(t, 2, 3100, false)
+	r.row(t, "e", 3150)
+	r.mustWatermark(t, 0, 4000, false)
+	r.mustWatermark(t, 1, 4000, false)
+	r.expect(t, "d@2500=1")
+	// Producers 0 and 1 idle: producer 2 alone holds it; once it is idle
+	// too, the maximum (4000) fires the window at 3100.
+	r.mustWatermark(t, 0, 4000, true)
+	r.mustWatermark(t, 1, 4000, true)
+	r.expect(t, "d@2500=1")
+	r.mustWatermark(t, 2, 3100, true)
+	r.expect(t, "d@2500=1", "e@3100=1")
+
+	if err := r.watermark(3, 0, false); err == nil || !strings.Contains(err.Error(), "producer 3") {
+		t.Fatalf("a watermark of producer 3 of 3: %v, want an error naming it", err)
+	}
+}
+
+// The producer side: ToKafkaShuffle's partitioner puts a watermark record
+// on the partition it names (every partition gets each watermark) and a
+// row by Kafka's murmur2 of its key, as the default partitioner would.
+func TestShufflePartitioner(t *testing.T) {
+	p := shufflePartitioner{kgo.StickyKeyPartitioner(nil)}.ForTopic("t")
+	def := kgo.StickyKeyPartitioner(nil).ForTopic("t")
+	for part := int32(0); part < 4; part++ {
+		r := &kgo.Record{Partition: part, Headers: []kgo.RecordHeader{{Key: WatermarkHeader}}}
+		if !p.RequiresConsistency(r) || p.Partition(r, 4) != int(part) {
+			t.Fatalf("watermark record for partition %d went to %d", part, p.Partition(r, 4))
+		}
+	}
+	for i := 0; i < 50; i++ {
+		r := &kgo.Record{Key: []byte(fmt.Sprintf(`["c%d"]`, i))}
+		if got, want := p.Partition(r, 4), def.Partition(r, 4); got != want {
+			t.Fatalf("row %s on partition %d, the default partitioner puts it on %d", r.Key, got, want)
+		}
+	}
+}
