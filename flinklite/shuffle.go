@@ -210,7 +210,11 @@ func ShuffleWatermarks(msgs *Stream[Message], producers int) *Stream[Message] {
 	msgs.subscribe(op)
 	env.finishers = append(env.finishers, op)
 	env.watermarks = append(env.watermarks, op)
-	env.register(env.uid("shuffle-watermarks"), op)
+	// Registered as a watermark generator ("watermarks-<n>"): the
+	// checkpoint of a graph that generated the same stream's watermarks
+	// from its rows (AssignTimestampsAndWatermarks) restores into it, its
+	// current watermark kept and no producer's known yet.
+	env.register(env.uid("watermarks"), op)
 	return op.out
 }
 

@@ -153,3 +153,34 @@ func TestShufflePartitioner(t *testing.T) {
 		}
 	}
 }
+
+// A checkpoint of a stage that generated its watermarks from its rows
+// (AssignTimestampsAndWatermarks, the window stage before watermarks were
+// forwarded) restores into ShuffleWatermarks: same operator id, the
+// current watermark kept (a window behind it stays fired), each producer
+// unknown until it writes.
+func TestShuffleWatermarksRestoresGeneratedWatermarks(t *testing.T) {
+	old := NewEnv(WithClock(NewManualClock(t0)))
+	in := NewInput[clickEvent](old, 1)
+	evs := AssignTimestampsAndWatermarks(in.Stream(), WatermarkStrategy[clickEvent]{Timestamp: func(c clickEvent) time.Time { return time.UnixMilli(c.At) }})
+	Aggregate(Window(KeyBy(evs, func(c clickEvent) string { return c.User }), TumblingEventTimeWindows(100*time.Millisecond, 0)), Count[clickEvent]())
+	if err := in.Emit(0, clickEvent{User: "a", At: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Tick(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, err := old.CheckpointTo(dir); err != nil {
+		t.Fatal(err)
+	}
+	j := newShuffleJob(2)
+	if _, err := j.env.RestoreFrom(dir); err != nil {
+		t.Fatalf("restoring the generated watermarks' checkpoint: %v", err)
+	}
+	j.row(t, "a", 1050)
+	j.mustWatermark(t, 0, 1200, false)
+	j.expect(t) // producer 1 unknown: held back
+	j.mustWatermark(t, 1, 1200, false)
+	j.expect(t, "a@1000=2")
+}
