@@ -1,6 +1,7 @@
 package flinklite
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -183,4 +184,62 @@ func TestShuffleWatermarksRestoresGeneratedWatermarks(t *testing.T) {
 	j.expect(t) // producer 1 unknown: held back
 	j.mustWatermark(t, 1, 1200, false)
 	j.expect(t, "a@1000=2")
+}
+
+// The producer side of the shuffle, without Kafka (Env.produce
+// captured): ToKafkaShuffle writes each row keyed by Encode, and the
+// stream's watermark (max event time − 1 ms, Flink's
+// BoundedOutOfOrderness with 0) and status as a record with the header
+// WatermarkHeader and value {"producer","watermark","idle"} on every
+// partition: at a tick when it changed and 200 ms passed since the last
+// write, at a checkpoint (flush) when it changed, idle after the
+// strategy's idleness and active again at the next row.
+func TestToKafkaShuffleWritesWatermarksToEveryPartition(t *testing.T) {
+	clock := NewManualClock(t0)
+	env := NewEnv(WithClock(clock))
+	in := NewInput[clickEvent](env, 1)
+	evs := AssignTimestampsAndWatermarks(in.Stream(), WatermarkStrategy[clickEvent]{
+		Timestamp: func(c clickEvent) time.Time { return time.UnixMilli(c.At) }, IdleTimeout: 300 * time.Millisecond,
+	})
+	ToKafkaShuffle(evs, ShuffleConfig[clickEvent]{Topic: "t", Partitions: 3, Producer: 2, Encode: func(c Change[clickEvent]) ([]byte, []byte, error) {
+		return []byte(c.Value.User), []byte(fmt.Sprint(c.Value.At)), nil
+	}})
+	var got []string
+	env.produce = func(r *kgo.Record) {
+		if isWatermarkRecord(r.Headers) {
+			got = append(got, fmt.Sprintf("%s/%d %s", r.Topic, r.Partition, r.Value))
+		} else {
+			got = append(got, fmt.Sprintf("%s %s=%s", r.Topic, r.Key, r.Value))
+		}
+	}
+	step := func(what string, f func(), want ...string) {
+		t.Helper()
+		got = nil
+		f()
+		if err := env.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("%s: wrote\n%s\nwant\n%s", what, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	emit := func(c clickEvent) func() { return func() { _ = in.Emit(0, c) } }
+	tick := func(d time.Duration) func() {
+		return func() {
+			clock.Advance(d)
+			_ = env.Tick()
+		}
+	}
+	step("a row", emit(clickEvent{"a", 1000}), "t a=1000")
+	step("the first watermark", tick(0),
+		`t/0 {"producer":2,"watermark":999}`, `t/1 {"producer":2,"watermark":999}`, `t/2 {"producer":2,"watermark":999}`)
+	step("a row", emit(clickEvent{"b", 2000}), "t b=2000")
+	step("a changed watermark within 200 ms", tick(100*time.Millisecond))
+	step("a checkpoint", func() { _ = env.syncSinks[0].flush(context.Background()) },
+		`t/0 {"producer":2,"watermark":1999}`, `t/1 {"producer":2,"watermark":1999}`, `t/2 {"producer":2,"watermark":1999}`)
+	step("a checkpoint with nothing new", func() { _ = env.syncSinks[0].flush(context.Background()) })
+	step("300 ms without a row: idle", tick(300*time.Millisecond),
+		`t/0 {"producer":2,"watermark":1999,"idle":true}`, `t/1 {"producer":2,"watermark":1999,"idle":true}`, `t/2 {"producer":2,"watermark":1999,"idle":true}`)
+	step("a row: active again", func() { emit(clickEvent{"c", 1500})(); tick(200 * time.Millisecond)() }, "t c=1500",
+		`t/0 {"producer":2,"watermark":1999}`, `t/1 {"producer":2,"watermark":1999}`, `t/2 {"producer":2,"watermark":1999}`)
 }
