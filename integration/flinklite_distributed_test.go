@@ -229,12 +229,11 @@ func TestFlinkliteDistributedJobSurvivesSIGKILL(t *testing.T) {
 	})
 	failover := time.Since(killed)
 	change(100)
-	// Orders 3 hours on move the watermark of every repartition partition
-	// past every window: 40 customers, which murmur2 spreads over the 4
-	// partitions. allowedLateness (24 h) keeps the windows, so rows that
-	// reach a repartition partition after a flush row of another source
-	// partition update their window (a late firing) rather than being
-	// dropped.
+	// Orders 3 hours on move the watermark of every source partition, so
+	// of every repartition partition (their minimum, forwarded), past
+	// every window: ids 1000-1039, which murmur2 spreads over the 4
+	// source partitions. allowedLateness (24 h) keeps the windows, so the
+	// changes of rows in fired windows update them (a late firing).
 	for k := 0; k < 40; k++ {
 		exec(`INSERT INTO inventory.shop_orders VALUES ($1, $2, 0, $3)`, 1000+k, fmt.Sprintf("flush%d", k), base.Add(3*time.Hour))
 	}

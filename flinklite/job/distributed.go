@@ -297,13 +297,13 @@ func repartitionEncoder(s *Spec) func(flinklite.Change[Row]) ([]byte, []byte, er
 	}
 }
 
-// toRepartition is the repartition stage's instance of source partition
-// producer (its index over the source topics' partitions): the rows, with
-// the source partition's watermarks (local mode's, per source partition),
-// filtered and mapped, go to topic (partitions partitions) keyed by
-// keyBy, and the watermark and idleness of the source partition go to
-// every partition (flinklite.ToKafkaShuffle), in the transaction of the
-// source offsets.
+// toRepartition builds the repartition stage's instance of one source
+// partition, producer being its index over the source topics'
+// partitions: the rows, carrying the source partition's watermarks (as in
+// local mode), are filtered and mapped and go to topic (with partitions
+// partitions) keyed by keyBy, and the source partition's watermark and
+// idle status go to every partition (flinklite.ToKafkaShuffle), in the
+// transaction of the source offsets.
 func toRepartition(s *Spec, rows *flinklite.Stream[Row], topic string, partitions, producer int32) {
 	flinklite.ToKafkaShuffle(transformRows(s, rows), flinklite.ShuffleConfig[Row]{
 		Topic: topic, Partitions: partitions, Producer: producer, Encode: repartitionEncoder(s),
@@ -312,10 +312,10 @@ func toRepartition(s *Spec, rows *flinklite.Stream[Row], topic string, partition
 
 // fromRepartition decodes the repartition topic's records into rows and
 // their retractions, at their event time; the watermark is the minimum of
-// the watermarks the producers source partitions forwarded, not idle
-// (flinklite.ShuffleWatermarks), so rows of a lagging source partition
-// hold it back rather than arriving late. A record that does not decode
-// fails the job.
+// the watermarks forwarded by the producers (the source partitions)
+// that are not idle (flinklite.ShuffleWatermarks), so a lagging source
+// partition holds it back rather than its rows arriving late. A record
+// that does not decode fails the job.
 func fromRepartition(env *flinklite.Env, msgs *flinklite.Stream[flinklite.Message], producers int) *flinklite.Stream[Row] {
 	rows := flinklite.FlatMapChanges(flinklite.ShuffleWatermarks(msgs, producers), func(m flinklite.Message, out func(Row, bool)) {
 		var r repartitionRecord
