@@ -341,3 +341,17 @@ func (p *shuffleTopicPartitioner) OnNewBatch() {
 		nb.OnNewBatch()
 	}
 }
+
+var (
+	_ syncSink                       = (*shuffleSink[int])(nil)
+	_ ticker                         = (*shuffleSink[int])(nil)
+	_ statusOperator                 = (*shuffleSink[int])(nil)
+	_ stateful                       = (*shuffleSink[int])(nil)
+	_ stateful                       = (*shuffleWatermarkOp)(nil)
+	_ statusOperator                 = (*timestampOp[int])(nil)
+	_ statusOperator                 = (*mapOp[int, int])(nil)
+	_ statusOperator                 = (*filterOp[int])(nil)
+	_ statusOperator                 = (*flatMapOp[int, int])(nil)
+	_ statusOperator                 = (*flatMapChangesOp[int, int])(nil)
+	_ kgo.TopicPartitionerOnNewBatch = (*shuffleTopicPartitioner)(nil)
+)

@@ -1,9 +1,12 @@
 package flinklite
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -242,4 +245,51 @@ func TestToKafkaShuffleWritesWatermarksToEveryPartition(t *testing.T) {
 		`t/0 {"producer":2,"watermark":1999,"idle":true}`, `t/1 {"producer":2,"watermark":1999,"idle":true}`, `t/2 {"producer":2,"watermark":1999,"idle":true}`)
 	step("a row: active again", func() { emit(clickEvent{"c", 1500})(); tick(200 * time.Millisecond)() }, "t c=1500",
 		`t/0 {"producer":2,"watermark":1999}`, `t/1 {"producer":2,"watermark":1999}`, `t/2 {"producer":2,"watermark":1999}`)
+}
+
+// The shuffle operators' checkpoint entries are persisted (a restore reads
+// them back): locked by testdata/shuffle_checkpoint.golden.json
+// (regenerate with go test ./flinklite -run ShuffleCheckpointGolden
+// -update). The state is the one of the steps below: producer 1 idle at
+// 999, producer 0 at 2000; the sink's stream at 1999, last written 999.
+func TestShuffleCheckpointGolden(t *testing.T) {
+	j := newShuffleJob(2)
+	j.mustWatermark(t, 1, 999, true)
+	j.mustWatermark(t, 0, 2000, false)
+	env := NewEnv(WithClock(NewManualClock(t0)))
+	in := NewInput[clickEvent](env, 1)
+	evs := AssignTimestampsAndWatermarks(in.Stream(), WatermarkStrategy[clickEvent]{Timestamp: func(c clickEvent) time.Time { return time.UnixMilli(c.At) }})
+	ToKafkaShuffle(evs, ShuffleConfig[clickEvent]{Topic: "t", Partitions: 2, Producer: 1, Encode: func(Change[clickEvent]) ([]byte, []byte, error) { return nil, nil, nil }})
+	env.produce = func(*kgo.Record) {}
+	for _, at := range []int64{1000, 2000} {
+		if err := in.Emit(0, clickEvent{"a", at}); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.Tick(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	down, err := j.env.snapshotOperators()
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := env.snapshotOperators()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.MarshalIndent(map[string]any{"downstream": down, "upstream": up}, "", "  ")
+	got = append(got, '\n')
+	golden := filepath.Join("testdata", "shuffle_checkpoint.golden.json")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("shuffle checkpoint format changed:\n%s\nwant:\n%s", got, want)
+	}
 }
