@@ -10,6 +10,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/converters"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Message is a Kafka record as a source emits it.
@@ -21,6 +22,9 @@ type Message struct {
 	Value     []byte
 	// Timestamp is the Kafka record timestamp.
 	Timestamp time.Time
+	// Headers are the record's headers (a watermark record of a shuffle
+	// topic is marked by one, ShuffleWatermarks).
+	Headers []kgo.RecordHeader
 }
 
 // ChangeMeta is what a Debezium envelope says about a change besides its

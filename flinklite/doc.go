@@ -36,5 +36,11 @@
 // "<job>.state" produced in the transaction of that partition's results,
 // under a per-partition transactional.id, so the worker that gets the
 // partition after a rebalance fences the previous owner, then reads the
-// partition's last committed state from Kafka (not from data.dir).
+// partition's last committed state from Kafka (not from data.dir). A job
+// keyed otherwise runs as two such stages joined by a shuffle topic
+// (shuffle.go): ToKafkaShuffle writes each upstream instance's rows by key
+// and its watermark and watermark status to every partition, in its
+// transaction; ShuffleWatermarks makes a downstream partition's watermark
+// the minimum over the upstream instances not idle (Flink's network
+// shuffle and StatusWatermarkValve), checkpointed with the partition.
 package flinklite

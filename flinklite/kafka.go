@@ -194,7 +194,7 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 	var producer *kgo.Client
 	if e.hasKafkaSink || cfg.stateInMarker {
 		var err error
-		producer, err = kgo.NewClient(append(base, kgo.TransactionalID(cfg.JobID), kgo.RecordPartitioner(kgo.StickyKeyPartitioner(nil)))...)
+		producer, err = kgo.NewClient(append(base, kgo.TransactionalID(cfg.JobID), kgo.RecordPartitioner(shufflePartitioner{kgo.StickyKeyPartitioner(nil)}))...)
 		if err != nil {
 			return err
 		}
@@ -405,7 +405,7 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 					continue
 				}
 				s.next[i] = r.Offset + 1
-				perr = s.in.Emit(i, Message{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp})
+				perr = s.in.Emit(i, Message{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp, Headers: r.Headers})
 			}
 		})
 		if perr != nil {

@@ -245,6 +245,17 @@ func RunScaledOut(ctx context.Context, cfg ScaleOutConfig, build PartitionJob) e
 	return runErr
 }
 
+// InputPartition returns the Kafka partition whose records the job reads
+// when env is a partition instance built by RunScaledOut's PartitionJob
+// (ok false otherwise), e.g. to name the instance as the producer of a
+// shuffle (ShuffleConfig.Producer).
+func (e *Env) InputPartition() (topic string, partition int32, ok bool) {
+	if e.scaledOut == nil {
+		return "", 0, false
+	}
+	return e.scaledOut.topic, e.scaledOut.part, true
+}
+
 func containsPartition(ps []int32, p int32) bool {
 	for _, q := range ps {
 		if q == p {
@@ -260,5 +271,6 @@ func newPartitionSource(env *Env, tp topicPartition) *Stream[Message] {
 	src := &kafkaSource{index: map[topicPartition]int{tp: 0}, parts: []topicPartition{tp}, next: []int64{-1}}
 	src.in = NewInput[Message](env, 1)
 	env.sources = append(env.sources, src)
+	env.scaledOut = &tp
 	return src.in.Stream()
 }

@@ -56,6 +56,8 @@ type Env struct {
 	err       error
 	metrics   Metrics
 	sources   []*kafkaSource
+	// scaledOut is the input partition of a RunScaledOut instance.
+	scaledOut *topicPartition
 	// hasKafkaSink makes Run open a transactional producer.
 	hasKafkaSink bool
 	sinkTopics   []string
@@ -198,6 +200,23 @@ func (s *Stream[T]) emitWatermark(wm int64) {
 
 func (s *Stream[T]) subscribe(o operator[T]) { s.outs = append(s.outs, o) }
 
+// statusOperator is an operator that receives the stream's watermark
+// status (Flink's WatermarkStatus): idle when every input partition of the
+// watermark generator upstream is idle, active again at its next element.
+type statusOperator interface {
+	processStatus(idle bool)
+}
+
+// emitStatus passes a watermark status change to the operators that take
+// it (pass-through operators forward it; the others ignore it).
+func (s *Stream[T]) emitStatus(idle bool) {
+	for _, o := range s.outs {
+		if so, ok := o.(statusOperator); ok {
+			so.processStatus(idle)
+		}
+	}
+}
+
 // Input is a source the caller pushes into (partitioned, as a Kafka topic):
 // used by tests, benchmarks and embedding programs. Each Emit runs the
 // element through the whole graph before returning.
@@ -246,6 +265,7 @@ func (m *mapOp[T, U]) processElement(e element[T]) {
 	m.out.emit(element[U]{v: m.f(e.v), ts: e.ts, part: e.part, retract: e.retract})
 }
 func (m *mapOp[T, U]) processWatermark(wm int64) { m.out.emitWatermark(wm) }
+func (m *mapOp[T, U]) processStatus(idle bool)   { m.out.emitStatus(idle) }
 
 // Map applies f to every element (Flink's DataStream.map). A retraction
 // stays a retraction of f's result, so f must be deterministic.
@@ -266,6 +286,7 @@ func (m *filterOp[T]) processElement(e element[T]) {
 	}
 }
 func (m *filterOp[T]) processWatermark(wm int64) { m.out.emitWatermark(wm) }
+func (m *filterOp[T]) processStatus(idle bool)   { m.out.emitStatus(idle) }
 
 // Filter keeps the elements for which f is true (Flink's DataStream.filter).
 func Filter[T any](s *Stream[T], f func(T) bool) *Stream[T] {
@@ -283,6 +304,7 @@ func (m *flatMapOp[T, U]) processElement(e element[T]) {
 	m.f(e.v, func(u U) { m.out.emit(element[U]{v: u, ts: e.ts, part: e.part, retract: e.retract}) })
 }
 func (m *flatMapOp[T, U]) processWatermark(wm int64) { m.out.emitWatermark(wm) }
+func (m *flatMapOp[T, U]) processStatus(idle bool)   { m.out.emitStatus(idle) }
 
 // FlatMap calls f once per element; f emits zero or more results through
 // its collect argument (Flink's DataStream.flatMap with a Collector).
@@ -301,6 +323,7 @@ func (m *flatMapChangesOp[T, U]) processElement(e element[T]) {
 	m.f(e.v, func(u U, retract bool) { m.out.emit(element[U]{v: u, ts: e.ts, part: e.part, retract: retract}) })
 }
 func (m *flatMapChangesOp[T, U]) processWatermark(wm int64) { m.out.emitWatermark(wm) }
+func (m *flatMapChangesOp[T, U]) processStatus(idle bool)   { m.out.emitStatus(idle) }
 
 // FlatMapChanges is FlatMap whose f also says, for each result, whether it
 // is a retraction (Flink's RowKind set by a changelog format): it decodes a

@@ -38,8 +38,10 @@ type watermarkOp[T any] struct {
 	ooo     int64
 	parts   []partitionWatermark
 	current int64
-	out     *Stream[T]
-	env     *Env
+	// idle is the stream's watermark status: every partition idle.
+	idle bool
+	out  *Stream[T]
+	env  *Env
 }
 
 // AssignTimestampsAndWatermarks sets each element's event time and emits
@@ -48,7 +50,9 @@ type watermarkOp[T any] struct {
 // watermark of partition p is max event time seen on p − MaxOutOfOrderness
 // − 1 ms (Flink's BoundedOutOfOrdernessWatermarks); the stream's watermark
 // is the minimum over partitions not idle, and only ever moves forward.
-// Per-partition maxima are checkpointed.
+// Per-partition maxima are checkpointed. When every partition is idle the
+// stream's watermark status is idle (Flink's WatermarkStatus.IDLE) until
+// the next element; ToKafkaShuffle forwards it.
 func AssignTimestampsAndWatermarks[T any](s *Stream[T], strat WatermarkStrategy[T]) *Stream[T] {
 	out := newStream[T](s.env, s.parts)
 	now := s.env.clock.Now()
@@ -73,6 +77,10 @@ func (w *watermarkOp[T]) processElement(e element[T]) {
 	}
 	p.idle = false
 	p.lastActive = w.env.clock.Now()
+	if w.idle {
+		w.idle = false
+		w.out.emitStatus(false)
+	}
 	w.out.emit(e)
 }
 
@@ -107,11 +115,17 @@ func (w *watermarkOp[T]) tick(now time.Time) {
 	if active == 0 {
 		min = maxAll
 	}
-	if min <= w.current {
-		return
+	if min > w.current {
+		w.current = min
+		w.out.emitWatermark(min)
 	}
-	w.current = min
-	w.out.emitWatermark(min)
+	// The status goes idle after the flushed watermark, as Flink's
+	// StatusWatermarkValve; downstream of a shuffle (ToKafkaShuffle) an
+	// idle upstream no longer holds the watermark back.
+	if idle := active == 0; idle != w.idle {
+		w.idle = idle
+		w.out.emitStatus(idle)
+	}
 }
 
 type watermarkSnapshot struct {

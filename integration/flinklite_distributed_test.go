@@ -20,8 +20,9 @@ type distJobInfo struct {
 	jobInfo
 	Restarts int `json:"restarts"`
 	Metrics  struct {
-		NumRecordsIn          int64
-		NumLateRecordsDropped int64
+		NumRecordsIn             int64
+		NumLateRecordsDropped    int64
+		NumLateRecordsSideOutput int64
 	} `json:"metrics"`
 	Distributed *struct {
 		Worker           string `json:"worker"`
@@ -112,6 +113,7 @@ func TestFlinkliteDistributedJobSurvivesSIGKILL(t *testing.T) {
 		"keyBy":             []string{"customer"},
 		"window":            map[string]any{"type": "tumbling", "size": "5m"},
 		"allowedLateness":   "24h",
+		"lateOutput":        map[string]any{"topic": "customer_totals_late"},
 		"aggregates":        []any{map[string]any{"function": "sum", "field": "amount", "as": "total"}, map[string]any{"function": "count"}},
 		"sinks": map[string]any{
 			"kafka": map[string]any{"topic": "customer_totals"},
@@ -208,6 +210,15 @@ func TestFlinkliteDistributedJobSurvivesSIGKILL(t *testing.T) {
 		}
 	}
 
+	// The snapshot's windows fire before the rows change: the watermark
+	// of every window partition (the minimum of the 4 source partitions'
+	// watermarks forwarded through the repartition topic) passes 45 min,
+	// the snapshot rows reaching 50 min. The changes are then late
+	// updates of fired windows, which the restored window state serves.
+	fired := base.Add(45 * time.Minute).UnixMilli()
+	for _, d := range ws {
+		waitJob(d, "fired the snapshot's windows", func(ji distJobInfo) bool { return ji.Watermark >= fired })
+	}
 	change(100)
 	time.Sleep(150 * time.Millisecond) // some of the changes are processed, some not
 	ws[1].kill()
@@ -218,12 +229,11 @@ func TestFlinkliteDistributedJobSurvivesSIGKILL(t *testing.T) {
 	})
 	failover := time.Since(killed)
 	change(100)
-	// Orders 3 hours on move the watermark of every repartition partition
-	// past every window: 40 customers, which murmur2 spreads over the 4
-	// partitions. allowedLateness (24 h) keeps the windows, so rows that
-	// reach a repartition partition after a flush row of another source
-	// partition update their window (a late firing) rather than being
-	// dropped.
+	// Orders 3 hours on move the watermark of every source partition, so
+	// of every repartition partition (their minimum, forwarded), past
+	// every window: ids 1000-1039, which murmur2 spreads over the 4
+	// source partitions. allowedLateness (24 h) keeps the windows, so the
+	// changes of rows in fired windows update them (a late firing).
 	for k := 0; k < 40; k++ {
 		exec(`INSERT INTO inventory.shop_orders VALUES ($1, $2, 0, $3)`, 1000+k, fmt.Sprintf("flush%d", k), base.Add(3*time.Hour))
 	}
@@ -336,13 +346,44 @@ func TestFlinkliteDistributedJobSurvivesSIGKILL(t *testing.T) {
 		t.Fatal("no late update was emitted: the changes did not reach fired windows, so the restored window state was not exercised")
 	}
 	final := info(ws[0])
-	// Late rows dropped are replayed delete events (the connector is at
-	// least once when its task's worker is the one killed): the row is
-	// gone from the shuffle's state, so the event's before image
-	// (REPLICA IDENTITY DEFAULT: the key, defaults elsewhere, created_at
-	// 1970) is retracted, from a window long cleaned up.
-	t.Logf("%d windows equal SQL after a SIGKILL of one of 2 workers; its partitions moved %s after the kill (session.timeout.ms=%d); %d results read_committed (%d late updates), none duplicated; survivor: %d records in since it took them, %d late rows dropped, %d restarts",
-		len(want), failover.Round(10*time.Millisecond), session.Milliseconds(), len(seen), updates, final.Metrics.NumRecordsIn, final.Metrics.NumLateRecordsDropped, final.Restarts)
+	// Late rows go to the late output. Every row of the table is at or
+	// after base and the watermark stays below base + 3 h (the flush
+	// orders, minus maxOutOfOrderness), so with allowedLateness 24 h no
+	// real row can be late: the late ones are replayed delete events (the
+	// connector is at least once when its task's worker is the one
+	// killed), whose row is gone from the shuffle's state, so the event's
+	// before image (REPLICA IDENTITY DEFAULT: the key, defaults elsewhere,
+	// created_at 1970) is retracted, from a window long cleaned up.
+	lcl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics("customer_totals_late"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lcl.Close()
+	lateRows := 0
+	for quiet := time.Now(); time.Since(quiet) < 2*time.Second; {
+		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		lcl.PollFetches(pctx).EachRecord(func(r *kgo.Record) {
+			quiet = time.Now()
+			lateRows++
+			var v struct {
+				EventTime int64 `json:"event_time"`
+				Retract   bool  `json:"retract"`
+			}
+			if err := json.Unmarshal(r.Value, &v); err != nil {
+				t.Fatalf("late row %s: %v", r.Value, err)
+			}
+			if !v.Retract || v.EventTime >= base.UnixMilli() {
+				t.Errorf("late row %s: a real row (event time at or after %s) was late", r.Value, base)
+			}
+		})
+		cancel()
+	}
+	if final.Metrics.NumLateRecordsDropped != 0 {
+		t.Errorf("%d late rows dropped with a late output", final.Metrics.NumLateRecordsDropped)
+	}
+	t.Logf("%d windows equal SQL after a SIGKILL of one of 2 workers; its partitions moved %s after the kill (session.timeout.ms=%d); %d results read_committed (%d late updates), none duplicated; survivor: %d records in since it took them, %d late rows side-output (%d committed in the late topic, all replayed deletes' before images), %d restarts",
+		len(want), failover.Round(10*time.Millisecond), session.Milliseconds(), len(seen), updates, final.Metrics.NumRecordsIn, final.Metrics.NumLateRecordsSideOutput, lateRows, final.Restarts)
 
 	if code, body := ws[0].do("DELETE", "/jobs/customer-totals", nil); code != 204 {
 		t.Fatalf("DELETE: %d %s", code, body)

@@ -45,7 +45,7 @@ func BenchmarkRepartitionRow(b *testing.B) {
 	env := flinklite.NewEnv()
 	in := flinklite.NewInput[flinklite.Message](env, 1)
 	rows := 0
-	flinklite.Sink(fromRepartition(env, in.Stream()), func(flinklite.Change[Row]) { rows++ })
+	flinklite.Sink(fromRepartition(env, in.Stream(), 4), func(flinklite.Change[Row]) { rows++ })
 	row := Row{Fields: map[string]any{"id": 42.0, "customer": "c3", "amount": 417.0, "created_at": "2026-01-01T00:07:00Z"}, Time: 1767225620000}
 	b.ReportAllocs()
 	for b.Loop() {

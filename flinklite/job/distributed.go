@@ -297,10 +297,27 @@ func repartitionEncoder(s *Spec) func(flinklite.Change[Row]) ([]byte, []byte, er
 	}
 }
 
+// toRepartition builds the repartition stage's instance of one source
+// partition, producer being its index over the source topics'
+// partitions: the rows, carrying the source partition's watermarks (as in
+// local mode), are filtered and mapped and go to topic (with partitions
+// partitions) keyed by keyBy, and the source partition's watermark and
+// idle status go to every partition (flinklite.ToKafkaShuffle), in the
+// transaction of the source offsets.
+func toRepartition(s *Spec, rows *flinklite.Stream[Row], topic string, partitions, producer int32) {
+	flinklite.ToKafkaShuffle(transformRows(s, rows), flinklite.ShuffleConfig[Row]{
+		Topic: topic, Partitions: partitions, Producer: producer, Encode: repartitionEncoder(s),
+	})
+}
+
 // fromRepartition decodes the repartition topic's records into rows and
-// their retractions; a record that does not decode fails the job.
-func fromRepartition(env *flinklite.Env, msgs *flinklite.Stream[flinklite.Message]) *flinklite.Stream[Row] {
-	return flinklite.FlatMapChanges(msgs, func(m flinklite.Message, out func(Row, bool)) {
+// their retractions, at their event time; the watermark is the minimum of
+// the watermarks forwarded by the producers (the source partitions)
+// that are not idle (flinklite.ShuffleWatermarks), so a lagging source
+// partition holds it back rather than its rows arriving late. A record
+// that does not decode fails the job.
+func fromRepartition(env *flinklite.Env, msgs *flinklite.Stream[flinklite.Message], producers int) *flinklite.Stream[Row] {
+	rows := flinklite.FlatMapChanges(flinklite.ShuffleWatermarks(msgs, producers), func(m flinklite.Message, out func(Row, bool)) {
 		var r repartitionRecord
 		if err := json.Unmarshal(m.Value, &r); err != nil || r.Row.Fields == nil {
 			env.Fail(fmt.Errorf("repartition record %s/%d@%d is not a row: %v", m.Topic, m.Partition, m.Offset, err))
@@ -308,6 +325,7 @@ func fromRepartition(env *flinklite.Env, msgs *flinklite.Stream[flinklite.Messag
 		}
 		out(r.Row, r.Retract)
 	})
+	return flinklite.AssignTimestamps(rows, func(r Row) time.Time { return time.UnixMilli(r.Time) })
 }
 
 // checkInputKey fails the job on a record whose Kafka key does not have
@@ -355,21 +373,29 @@ func keyFieldNames(key []byte) ([]string, error) {
 	return names, nil
 }
 
-// partitionCount returns the total number of partitions of topics.
-func partitionCount(ctx context.Context, adm *kadm.Client, topics []string) (int32, error) {
+// partitionCount returns the total number of partitions of topics and
+// the index of each topic's partition 0 among them (topics in order,
+// partitions in number order: a source partition's producer index in the
+// repartition topic's watermarks).
+func partitionCount(ctx context.Context, adm *kadm.Client, topics []string) (int32, map[string]int32, error) {
 	md, err := adm.ListTopics(ctx, topics...)
 	if err != nil {
-		return 0, fmt.Errorf("reading the partitions of %v: %w", topics, err)
+		return 0, nil, fmt.Errorf("reading the partitions of %v: %w", topics, err)
 	}
 	var n int32
+	first := map[string]int32{}
 	for _, t := range topics {
 		td, ok := md[t]
 		if !ok || td.Err != nil {
-			return 0, fmt.Errorf("topic %s: %v", t, td.Err)
+			return 0, nil, fmt.Errorf("topic %s: %v", t, td.Err)
 		}
+		if _, dup := first[t]; dup {
+			continue
+		}
+		first[t] = n
 		n += int32(len(td.Partitions))
 	}
-	return n, nil
+	return n, first, nil
 }
 
 // runDistributed runs j's stages on this worker until ctx is done,
@@ -418,14 +444,18 @@ func (m *Manager) runStages(ctx context.Context, j *runningJob) error {
 		return err
 	}
 	adm := kadm.NewClient(cl)
-	n, err := partitionCount(ctx, adm, s.Source.Topics)
+	n, producerBase, err := partitionCount(ctx, adm, s.Source.Topics)
 	repartition := needsRepartition(s)
+	var rn int32 // partitions of the repartition topic
 	if err == nil && repartition {
 		// The partition count is fixed at creation: a row's partition
 		// (its state's home) must not change while the job lives.
 		_, err = adm.CreateTopic(ctx, n, m.dist.cfg.ReplicationFactor, nil, names.repartitionTopic)
 		if errors.Is(err, kerr.TopicAlreadyExists) {
 			err = nil
+		}
+		if err == nil {
+			rn, _, err = partitionCount(ctx, adm, []string{names.repartitionTopic})
 		}
 	}
 	cl.Close()
@@ -450,12 +480,13 @@ func (m *Manager) runStages(ctx context.Context, j *runningJob) error {
 		shuffle := base
 		shuffle.JobID, shuffle.Topics = names.repartitionStage, s.Source.Topics
 		stages = append(stages, stage{stageRepartition, shuffle, func(env *flinklite.Env, msgs *flinklite.Stream[flinklite.Message]) error {
-			flinklite.ToKafka(transformRows(s, decodeRows(s, msgs)), names.repartitionTopic, repartitionEncoder(s))
+			topic, p, _ := env.InputPartition()
+			toRepartition(s, withWatermarks(s, decodeRows(s, msgs)), names.repartitionTopic, rn, producerBase[topic]+p)
 			return nil
 		}})
 		window.Topics = []string{names.repartitionTopic}
 		stages = append(stages, stage{stageWindow, window, func(env *flinklite.Env, msgs *flinklite.Stream[flinklite.Message]) error {
-			return compileWindows(env, s, withWatermarks(s, fromRepartition(env, msgs)), nil)
+			return compileWindows(env, s, fromRepartition(env, msgs, int(n)), nil)
 		}})
 	} else {
 		window.Topics = s.Source.Topics

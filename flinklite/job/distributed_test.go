@@ -53,13 +53,14 @@ func produceOrders(ctx context.Context, t *testing.T, cl *kgo.Client, os ...orde
 	}
 }
 
-// flushOrders moves the watermark of every repartition partition past
-// every window: 40 customers an hour after the orders (murmur2 spreads
-// them over the 4 partitions; the test fails if one got none, as its
-// windows would not fire). allowedLateness (24 h) keeps every window, so
-// a row that reaches its repartition partition after a flush row of
-// another input partition (cross-partition disorder) updates its window
-// as a late firing instead of being dropped.
+// flushOrders moves the watermark past every window: 40 orders an hour
+// after the others, whose ids murmur2 spreads over the 4 source
+// partitions (the window stage's watermark is the minimum of the source
+// partitions' watermarks, forwarded through the repartition topic; the
+// test fails if one got none, as the windows would not fire).
+// allowedLateness (24 h) keeps every window, so a row that a source
+// partition emits behind its own watermark would update its window as a
+// late firing instead of being dropped.
 func flushOrders(from int) []order {
 	var os []order
 	for k := 0; k < 40; k++ {

@@ -29,4 +29,9 @@
 //     Kafka. Rows of one keyBy value meet in one partition instance: the
 //     job repartitions them through "<job>.repartition" unless keyBy is
 //     the input key (Spec.Source.Key), which each record is checked for.
+//     The repartition stage forwards each source partition's watermark
+//     and idle status through that topic (flinklite.ToKafkaShuffle), and
+//     the window stage's watermark is their minimum over the source
+//     partitions not idle (flinklite.ShuffleWatermarks), as in local
+//     mode: a lagging source partition holds it back.
 package job

@@ -25,14 +25,15 @@ type Spec struct {
 	EventTime EventTimeSpec `json:"eventTime"`
 	// MaxOutOfOrderness is how far behind the latest event time of its
 	// partition an element may be and still be on time (Flink's
-	// WatermarkStrategy.forBoundedOutOfOrderness; default 0). A
-	// distributed job that repartitions applies it per repartition
-	// partition, which interleaves every source partition's rows: more
-	// disorder than in one source partition (README, distributed jobs).
+	// WatermarkStrategy.forBoundedOutOfOrderness; default 0), per source
+	// partition; a distributed job that repartitions forwards each source
+	// partition's watermark through the repartition topic (README,
+	// distributed jobs).
 	MaxOutOfOrderness Duration `json:"maxOutOfOrderness"`
 	// Idleness is how long a partition may receive nothing before it no
 	// longer holds the watermark back (Flink's withIdleness; default 0 =
-	// never idle).
+	// never idle); on a distributed worker the idle status of a source
+	// partition is forwarded through the repartition topic.
 	Idleness Duration `json:"idleness"`
 	// Filter keeps the rows for which every condition holds (AND).
 	Filter []Condition `json:"filter,omitempty"`
