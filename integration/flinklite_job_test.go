@@ -199,68 +199,7 @@ func TestFlinkliteJobSurvivesSIGKILL(t *testing.T) {
 
 	// read_committed: each (window, customer, firing) once, and the last
 	// result of each window equals the table.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafka), kgo.ConsumeTopics("customer_totals"),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	seen := map[string]int{}
-	last := map[string]string{}
-	var dups []string
-	quiet := time.Now()
-	for time.Since(quiet) < 2*time.Second {
-		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) {
-			quiet = time.Now()
-			var k struct {
-				Start    int64  `json:"window_start"`
-				Customer string `json:"customer"`
-			}
-			if err := json.Unmarshal(r.Key, &k); err != nil {
-				t.Fatalf("result key %s: %v", r.Key, err)
-			}
-			if k.Customer == "flush" {
-				return
-			}
-			id := fmt.Sprintf("%s@%s", k.Customer, time.UnixMilli(k.Start).UTC().Format("2006-01-02 15:04"))
-			if r.Value == nil {
-				delete(last, id) // tombstone: the window's rows were all deleted
-				return
-			}
-			var v struct {
-				Total  int64 `json:"total"`
-				Count  int64 `json:"count"`
-				Firing int   `json:"firing"`
-			}
-			if err := json.Unmarshal(r.Value, &v); err != nil {
-				t.Fatalf("result %s: %v", r.Value, err)
-			}
-			fk := fmt.Sprintf("%s#%d", id, v.Firing)
-			if seen[fk]++; seen[fk] == 2 {
-				dups = append(dups, fk)
-			}
-			last[id] = fmt.Sprintf("%s=%d/%d", id, v.Total, v.Count)
-		})
-		cancel()
-	}
-	if len(dups) > 0 {
-		t.Fatalf("read_committed consumer saw %d duplicated window results: %v", len(dups), dups)
-	}
-	var lastVals []string
-	for _, v := range last {
-		lastVals = append(lastVals, v)
-	}
-	sort.Strings(lastVals)
-	if strings.Join(lastVals, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("last committed Kafka results differ from SQL\nhave %v\nwant %v", lastVals, want)
-	}
-	updates := 0
-	for fk := range seen {
-		if !strings.HasSuffix(fk, "#0") {
-			updates++
-		}
-	}
+	results, updates := checkCommittedWindowResults(ctx, t, d.kafka, want, func(c string) bool { return c == "flush" })
 	if updates == 0 {
 		t.Fatal("no late update was emitted: the changes did not reach fired windows, so allowedLateness was not exercised")
 	}
@@ -309,5 +248,80 @@ func TestFlinkliteJobSurvivesSIGKILL(t *testing.T) {
 	}
 	aborted := regexp.MustCompile(`crash\.transactions\.aborted=\d+`).FindString(d.log.String())
 	t.Logf("%d windows equal SQL after a SIGKILL (restart: %s); %d results read_committed, %d late updates, none duplicated; checkpoint %d before the kill, %d at the end",
-		len(want), aborted, len(seen), updates, before.LastCheckpoint.ID, after.LastCheckpoint.ID)
+		len(want), aborted, results, updates, before.LastCheckpoint.ID, after.LastCheckpoint.ID)
+}
+
+// checkCommittedWindowResults reads the customer_totals topic of the
+// per-customer window jobs read_committed from the start until it is
+// quiet for 2 s, and fails the test if a (window, customer, firing) result
+// occurs twice or if the last result of each window (tombstones delete)
+// differs from want (sorted "customer@window_start=total/count" lines, the
+// SQL GROUP BY on the source). Results of customers skip matches (the
+// watermark-flushing rows) are ignored. It returns the number of distinct
+// results read and how many of them updated an already fired window
+// (firing > 0).
+func checkCommittedWindowResults(ctx context.Context, t *testing.T, bootstrap string, want []string, skip func(customer string) bool) (results, updates int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics("customer_totals"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	seen := map[string]int{}
+	last := map[string]string{}
+	var dups []string
+	quiet := time.Now()
+	for time.Since(quiet) < 2*time.Second {
+		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		cl.PollFetches(pctx).EachRecord(func(r *kgo.Record) {
+			quiet = time.Now()
+			var k struct {
+				Start    int64  `json:"window_start"`
+				Customer string `json:"customer"`
+			}
+			if err := json.Unmarshal(r.Key, &k); err != nil {
+				t.Fatalf("result key %s: %v", r.Key, err)
+			}
+			if skip(k.Customer) {
+				return
+			}
+			id := fmt.Sprintf("%s@%s", k.Customer, time.UnixMilli(k.Start).UTC().Format("2006-01-02 15:04"))
+			if r.Value == nil {
+				delete(last, id) // tombstone: the window's rows were all deleted
+				return
+			}
+			var v struct {
+				Total  int64 `json:"total"`
+				Count  int64 `json:"count"`
+				Firing int   `json:"firing"`
+			}
+			if err := json.Unmarshal(r.Value, &v); err != nil {
+				t.Fatalf("result %s: %v", r.Value, err)
+			}
+			fk := fmt.Sprintf("%s#%d", id, v.Firing)
+			if seen[fk]++; seen[fk] == 2 {
+				dups = append(dups, fk)
+			}
+			last[id] = fmt.Sprintf("%s=%d/%d", id, v.Total, v.Count)
+		})
+		cancel()
+	}
+	if len(dups) > 0 {
+		t.Fatalf("read_committed consumer saw %d duplicated window results: %v", len(dups), dups)
+	}
+	var lastVals []string
+	for _, v := range last {
+		lastVals = append(lastVals, v)
+	}
+	sort.Strings(lastVals)
+	if strings.Join(lastVals, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("last committed Kafka results differ from SQL\nhave %v\nwant %v", lastVals, want)
+	}
+	for fk := range seen {
+		if !strings.HasSuffix(fk, "#0") {
+			updates++
+		}
+	}
+	return len(seen), updates
 }
