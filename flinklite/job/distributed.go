@@ -414,20 +414,10 @@ func (m *Manager) runDistributed(ctx context.Context, j *runningJob) {
 		if time.Since(started) > time.Minute {
 			delay = time.Second
 		}
-		if err == nil {
-			err = errors.New("job ended")
-		}
-		j.mu.Lock()
-		j.state, j.trace = StateRestarting, err.Error()
-		j.restart++
-		j.mu.Unlock()
-		m.log.Warn("flinklite job failed, restarting", "job", j.rec.Spec.ID, "delay", delay, "error", err)
-		select {
-		case <-ctx.Done():
+		var ok bool
+		if delay, ok = m.restartAfter(ctx, j, err, delay); !ok {
 			return
-		case <-time.After(delay):
 		}
-		delay = min(2*delay, 30*time.Second)
 	}
 }
 

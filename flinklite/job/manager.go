@@ -274,20 +274,10 @@ func (m *Manager) run(ctx context.Context, j *runningJob) {
 			}
 			return
 		}
-		if err == nil {
-			err = errors.New("job ended")
-		}
-		j.mu.Lock()
-		j.state, j.trace = StateRestarting, err.Error()
-		j.restart++
-		j.mu.Unlock()
-		m.log.Warn("flinklite job failed, restarting", "job", j.rec.Spec.ID, "delay", delay, "error", err)
-		select {
-		case <-ctx.Done():
+		var ok bool
+		if delay, ok = m.restartAfter(ctx, j, err, delay); !ok {
 			return
-		case <-time.After(delay):
 		}
-		delay = min(2*delay, 30*time.Second)
 	}
 }
 
@@ -603,4 +593,24 @@ func (m *Manager) Close() {
 	}
 	m.cancel()
 	m.wg.Wait()
+}
+
+// restartAfter marks j RESTARTING with err's message (a nil err: the job
+// ended by itself), waits delay and returns the next delay (doubled, at
+// most 30 s); false when ctx ended while waiting.
+func (m *Manager) restartAfter(ctx context.Context, j *runningJob, err error, delay time.Duration) (time.Duration, bool) {
+	if err == nil {
+		err = errors.New("job ended")
+	}
+	j.mu.Lock()
+	j.state, j.trace = StateRestarting, err.Error()
+	j.restart++
+	j.mu.Unlock()
+	m.log.Warn("flinklite job failed, restarting", "job", j.rec.Spec.ID, "delay", delay, "error", err)
+	select {
+	case <-ctx.Done():
+		return delay, false
+	case <-time.After(delay):
+	}
+	return min(2*delay, 30*time.Second), true
 }
