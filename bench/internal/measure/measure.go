@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -46,8 +47,23 @@ type Daemon struct {
 // registryPort is the embedded schema registry's port: 0 picks a free
 // one; a restart whose connectors must keep their registry URL passes the
 // earlier port. connectd's output is appended to dir/connectd.log, so a
-// restart on the same directory keeps the earlier run's log.
+// restart on the same directory keeps the earlier run's log. A connectd
+// that exits at start (a FreePort port taken by another process in the
+// meantime) is started again on new ports, three times at most.
 func Start(bin, dir string, registryPort int) (*Daemon, error) {
+	var err error
+	for range 3 {
+		var d *Daemon
+		if d, err = start(bin, dir, registryPort); !errors.Is(err, errExited) {
+			return d, err
+		}
+	}
+	return nil, err
+}
+
+var errExited = errors.New("connectd exited at start")
+
+func start(bin, dir string, registryPort int) (*Daemon, error) {
 	restPort, _ := testenv.FreePort()
 	kafkaPort, _ := testenv.FreePort()
 	if registryPort <= 0 {
@@ -76,7 +92,7 @@ func Start(bin, dir string, registryPort int) (*Daemon, error) {
 	for i := 0; i < 600; i++ {
 		select {
 		case <-d.done:
-			return nil, fmt.Errorf("connectd exited at start; see %s", filepath.Join(dir, "connectd.log"))
+			return nil, fmt.Errorf("%w; see %s", errExited, filepath.Join(dir, "connectd.log"))
 		default:
 		}
 		if log, _ := os.ReadFile(filepath.Join(dir, "connectd.log")); bytes.Contains(log, ours) && bytes.Contains(log, url) {
