@@ -16,7 +16,8 @@ import (
 )
 
 // topics implements "connectd topics tail TOPIC [--from-beginning]": it
-// prints each record as one JSON line {"topic","partition","offset","key","value"},
+// prints each record as one JSON line {"topic","partition","offset","key","value"}
+// (plus "headers" when the record has any, see tailLine),
 // embedding key and value as JSON when they are JSON, Confluent-framed Avro
 // decoded with the schema registry and written as JsonConverter does (with
 // schemas), else as strings.
@@ -86,13 +87,7 @@ func topics(args []string) error {
 			if werr != nil || (*maxRecords > 0 && n >= *maxRecords) {
 				return
 			}
-			werr = enc.Encode(struct {
-				Topic     string `json:"topic"`
-				Partition int32  `json:"partition"`
-				Offset    int64  `json:"offset"`
-				Key       any    `json:"key"`
-				Value     any    `json:"value"`
-			}{r.Topic, r.Partition, r.Offset, dec(r.Topic, r.Key), dec(r.Topic, r.Value)})
+			werr = enc.Encode(tailLine(r, dec))
 			n++
 		})
 		if werr != nil {
@@ -142,4 +137,39 @@ func asJSON(b []byte) any {
 		return json.RawMessage(b)
 	}
 	return string(b)
+}
+
+// tailRecord is one line of "connectd topics tail".
+type tailRecord struct {
+	Topic     string       `json:"topic"`
+	Partition int32        `json:"partition"`
+	Offset    int64        `json:"offset"`
+	Headers   []tailHeader `json:"headers,omitempty"`
+	Key       any          `json:"key"`
+	Value     any          `json:"value"`
+}
+
+// tailHeader is one record header, in the record's order (a key may repeat,
+// as in Kafka). Value is the header's bytes as a string (Kafka Connect's
+// SimpleHeaderConverter writes Debezium's __debezium.context.* headers as
+// plain UTF-8 text), null for a null header value.
+type tailHeader struct {
+	Key   string  `json:"key"`
+	Value *string `json:"value"`
+}
+
+// tailLine is the JSON line printed for r: key and value through dec, the
+// headers (e.g. the __debezium.context.* ones of extended.headers.enabled)
+// as key/value strings, left out when the record has none.
+func tailLine(r *kgo.Record, dec func(topic string, b []byte) any) tailRecord {
+	out := tailRecord{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: dec(r.Topic, r.Key), Value: dec(r.Topic, r.Value)}
+	for _, h := range r.Headers {
+		th := tailHeader{Key: h.Key}
+		if h.Value != nil {
+			v := string(h.Value)
+			th.Value = &v
+		}
+		out.Headers = append(out.Headers, th)
+	}
+	return out
 }
