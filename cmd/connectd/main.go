@@ -1,7 +1,7 @@
 // Command connectd is the connectd worker and its tools.
 //
 //	connectd [run] [--config worker.properties] [-o key=value]...
-//	connectd topics tail TOPIC [--from-beginning] [--max-records N] [--config ...] [-o ...]
+//	connectd topics tail TOPIC [--from-beginning] [--max-records N] [--isolation-level read_committed] [--config ...] [-o ...]
 //	connectd status [--url http://host:8083]
 //	connectd version
 //	connectd help (or --help after any command)
@@ -66,7 +66,7 @@ func main() {
 
 const usage = `commands:
   connectd [run] [--config worker.properties] [-o key=value]...
-  connectd topics tail TOPIC [--from-beginning] [--max-records N] [--config ...] [-o ...]
+  connectd topics tail TOPIC [--from-beginning] [--max-records N] [--isolation-level read_committed] [--config ...] [-o ...]
   connectd status [--url http://host:8083]
   connectd version
   connectd help

@@ -26,7 +26,7 @@ func topics(args []string) error {
 		return flag.ErrHelp // main prints the commands and exits 0
 	}
 	if len(args) == 0 || args[0] != "tail" {
-		return fmt.Errorf("usage: connectd topics tail TOPIC [--from-beginning] [--max-records N] [--config FILE] [-o key=value]")
+		return fmt.Errorf("usage: connectd topics tail TOPIC [--from-beginning] [--max-records N] [--isolation-level read_committed|read_uncommitted] [--config FILE] [-o key=value]")
 	}
 	args = args[1:]
 	var topic string
@@ -36,6 +36,7 @@ func topics(args []string) error {
 	fs, cfgPath, over := workerFlags("topics tail")
 	fromBeginning := fs.Bool("from-beginning", false, "start at the earliest offset instead of the end")
 	maxRecords := fs.Int("max-records", 0, "exit after this many records (0 = run until interrupted)")
+	isolation := fs.String("isolation-level", "read_uncommitted", "read_committed: leave out records of aborted and open transactions (e.g. a flinklite job's Kafka sink after a failed checkpoint); read_uncommitted: print every record (Kafka's console consumer default)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,6 +45,10 @@ func topics(args []string) error {
 	}
 	if topic == "" {
 		return fmt.Errorf("topics tail: a topic name is required")
+	}
+	isoOpt, err := isolationLevel(*isolation)
+	if err != nil {
+		return err
 	}
 	cfg, err := runtime.LoadWorkerConfig(*cfgPath, os.Environ(), *over)
 	if err != nil {
@@ -63,7 +68,7 @@ func topics(args []string) error {
 	if err != nil {
 		return err
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(start)}, sec...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(start), isoOpt}, sec...)...)
 	if err != nil {
 		return err
 	}
@@ -172,4 +177,17 @@ func tailLine(r *kgo.Record, dec func(topic string, b []byte) any) tailRecord {
 		out.Headers = append(out.Headers, th)
 	}
 	return out
+}
+
+// isolationLevel is the consumer option of --isolation-level, with the values
+// and default (read_uncommitted) of Kafka's console consumer and of the
+// consumer's isolation.level.
+func isolationLevel(v string) (kgo.Opt, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "read_uncommitted":
+		return kgo.FetchIsolationLevel(kgo.ReadUncommitted()), nil
+	case "read_committed":
+		return kgo.FetchIsolationLevel(kgo.ReadCommitted()), nil
+	}
+	return nil, fmt.Errorf("topics tail: --isolation-level %q: must be read_committed or read_uncommitted", v)
 }
