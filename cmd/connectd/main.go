@@ -85,6 +85,11 @@ func run(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		// "connectd -o k=v topics tail T" used to start a worker (joining
+		// its group, writing its topics) and ignore "topics tail T".
+		return fmt.Errorf("unexpected argument %q: the command comes first, its flags after it (e.g. connectd topics tail TOPIC -o key=value)", fs.Arg(0))
+	}
 	cfg, err := runtime.LoadWorkerConfig(*cfgPath, os.Environ(), *over)
 	if err != nil {
 		return err
