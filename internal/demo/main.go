@@ -45,6 +45,11 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// Ctrl-C on "make demo | tee …" also ends the reader of stdout: a write
+	// to the closed pipe would kill the demo with SIGPIPE before its deferred
+	// cleanup, leaving PostgreSQL running and the temp dirs behind. Ignored,
+	// the write fails with EPIPE and the cleanup runs.
+	signal.Ignore(syscall.SIGPIPE)
 
 	fmt.Println("== starting PostgreSQL 15 (wal_level=logical) in a temp dir")
 	pg, err := testenv.StartPostgres(ctx)
