@@ -40,6 +40,7 @@ func run() error {
 	bin := flag.String("connectd", "bin/connectd", "connectd binary")
 	restAddr := flag.String("rest", "127.0.0.1:8083", "REST listener of connectd")
 	kafkaAddr := flag.String("kafka", "127.0.0.1:9092", "embedded Kafka listener")
+	registryAddr := flag.String("registry", "127.0.0.1:8081", "embedded schema registry listener")
 	changes := flag.Bool("changes", true, "run the change generator")
 	flag.Parse()
 
@@ -77,6 +78,7 @@ func run() error {
 	cmd := exec.Command(*bin,
 		"-o", "listeners=http://"+*restAddr,
 		"-o", "embedded.kafka.listener="+*kafkaAddr,
+		"-o", "schema.registry.listener="+*registryAddr,
 		"-o", "data.dir="+dataDir,
 		"-o", "offset.flush.interval.ms=1000")
 	logf, err := os.Create(dataDir + ".log")

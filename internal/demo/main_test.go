@@ -35,7 +35,7 @@ func TestCtrlCWithClosedStdout(t *testing.T) {
 		}
 		return fmt.Sprintf("127.0.0.1:%d", p)
 	}
-	cmd := exec.Command(filepath.Join(dir, "demo"), "--connectd", filepath.Join(dir, "connectd"), "--rest", addr(), "--kafka", addr(), "--changes=false")
+	cmd := exec.Command(filepath.Join(dir, "demo"), "--connectd", filepath.Join(dir, "connectd"), "--rest", addr(), "--kafka", addr(), "--registry", addr(), "--changes=false")
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
