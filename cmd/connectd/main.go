@@ -1,7 +1,7 @@
 // Command connectd is the connectd worker and its tools.
 //
 //	connectd [run] [--config worker.properties] [-o key=value]...
-//	connectd topics tail TOPIC [--from-beginning] [--max-records N] [--config ...] [-o ...]
+//	connectd topics tail TOPIC [--from-beginning] [--max-records N] [--isolation-level read_committed] [--config ...] [-o ...]
 //	connectd status [--url http://host:8083]
 //	connectd version
 //	connectd help (or --help after any command)
@@ -66,7 +66,7 @@ func main() {
 
 const usage = `commands:
   connectd [run] [--config worker.properties] [-o key=value]...
-  connectd topics tail TOPIC [--from-beginning] [--max-records N] [--config ...] [-o ...]
+  connectd topics tail TOPIC [--from-beginning] [--max-records N] [--isolation-level read_committed] [--config ...] [-o ...]
   connectd status [--url http://host:8083]
   connectd version
   connectd help
@@ -84,6 +84,11 @@ func run(args []string) error {
 	fs, cfgPath, over := workerFlags("run")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		// "connectd -o k=v topics tail T" used to start a worker (joining
+		// its group, writing its topics) and ignore "topics tail T".
+		return fmt.Errorf("unexpected argument %q: the command comes first, its flags after it (e.g. connectd topics tail TOPIC -o key=value)", fs.Arg(0))
 	}
 	cfg, err := runtime.LoadWorkerConfig(*cfgPath, os.Environ(), *over)
 	if err != nil {

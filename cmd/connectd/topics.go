@@ -16,7 +16,8 @@ import (
 )
 
 // topics implements "connectd topics tail TOPIC [--from-beginning]": it
-// prints each record as one JSON line {"topic","partition","offset","key","value"},
+// prints each record as one JSON line {"topic","partition","offset","key","value"}
+// (plus "headers" when the record has any, see tailLine),
 // embedding key and value as JSON when they are JSON, Confluent-framed Avro
 // decoded with the schema registry and written as JsonConverter does (with
 // schemas), else as strings.
@@ -25,7 +26,7 @@ func topics(args []string) error {
 		return flag.ErrHelp // main prints the commands and exits 0
 	}
 	if len(args) == 0 || args[0] != "tail" {
-		return fmt.Errorf("usage: connectd topics tail TOPIC [--from-beginning] [--max-records N] [--config FILE] [-o key=value]")
+		return fmt.Errorf("usage: connectd topics tail TOPIC [--from-beginning] [--max-records N] [--isolation-level read_committed|read_uncommitted] [--config FILE] [-o key=value]")
 	}
 	args = args[1:]
 	var topic string
@@ -35,6 +36,7 @@ func topics(args []string) error {
 	fs, cfgPath, over := workerFlags("topics tail")
 	fromBeginning := fs.Bool("from-beginning", false, "start at the earliest offset instead of the end")
 	maxRecords := fs.Int("max-records", 0, "exit after this many records (0 = run until interrupted)")
+	isolation := fs.String("isolation-level", "read_uncommitted", "read_committed: leave out records of aborted and open transactions (e.g. a flinklite job's Kafka sink after a failed checkpoint); read_uncommitted: print every record (Kafka's console consumer default)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -43,6 +45,10 @@ func topics(args []string) error {
 	}
 	if topic == "" {
 		return fmt.Errorf("topics tail: a topic name is required")
+	}
+	isoOpt, err := isolationLevel(*isolation)
+	if err != nil {
+		return err
 	}
 	cfg, err := runtime.LoadWorkerConfig(*cfgPath, os.Environ(), *over)
 	if err != nil {
@@ -62,7 +68,7 @@ func topics(args []string) error {
 	if err != nil {
 		return err
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(start)}, sec...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(strings.Split(brokers, ",")...), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(start), isoOpt}, sec...)...)
 	if err != nil {
 		return err
 	}
@@ -86,13 +92,7 @@ func topics(args []string) error {
 			if werr != nil || (*maxRecords > 0 && n >= *maxRecords) {
 				return
 			}
-			werr = enc.Encode(struct {
-				Topic     string `json:"topic"`
-				Partition int32  `json:"partition"`
-				Offset    int64  `json:"offset"`
-				Key       any    `json:"key"`
-				Value     any    `json:"value"`
-			}{r.Topic, r.Partition, r.Offset, dec(r.Topic, r.Key), dec(r.Topic, r.Value)})
+			werr = enc.Encode(tailLine(r, dec))
 			n++
 		})
 		if werr != nil {
@@ -142,4 +142,52 @@ func asJSON(b []byte) any {
 		return json.RawMessage(b)
 	}
 	return string(b)
+}
+
+// tailRecord is one line of "connectd topics tail".
+type tailRecord struct {
+	Topic     string       `json:"topic"`
+	Partition int32        `json:"partition"`
+	Offset    int64        `json:"offset"`
+	Headers   []tailHeader `json:"headers,omitempty"`
+	Key       any          `json:"key"`
+	Value     any          `json:"value"`
+}
+
+// tailHeader is one record header, in the record's order (a key may repeat,
+// as in Kafka). Value is the header's bytes as a string (Kafka Connect's
+// SimpleHeaderConverter writes Debezium's __debezium.context.* headers as
+// plain UTF-8 text), null for a null header value.
+type tailHeader struct {
+	Key   string  `json:"key"`
+	Value *string `json:"value"`
+}
+
+// tailLine is the JSON line printed for r: key and value through dec, the
+// headers (e.g. the __debezium.context.* ones of extended.headers.enabled)
+// as key/value strings, left out when the record has none.
+func tailLine(r *kgo.Record, dec func(topic string, b []byte) any) tailRecord {
+	out := tailRecord{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: dec(r.Topic, r.Key), Value: dec(r.Topic, r.Value)}
+	for _, h := range r.Headers {
+		th := tailHeader{Key: h.Key}
+		if h.Value != nil {
+			v := string(h.Value)
+			th.Value = &v
+		}
+		out.Headers = append(out.Headers, th)
+	}
+	return out
+}
+
+// isolationLevel is the consumer option of --isolation-level, with the values
+// and default (read_uncommitted) of Kafka's console consumer and of the
+// consumer's isolation.level.
+func isolationLevel(v string) (kgo.Opt, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "read_uncommitted":
+		return kgo.FetchIsolationLevel(kgo.ReadUncommitted()), nil
+	case "read_committed":
+		return kgo.FetchIsolationLevel(kgo.ReadCommitted()), nil
+	}
+	return nil, fmt.Errorf("topics tail: --isolation-level %q: must be read_committed or read_uncommitted", v)
 }

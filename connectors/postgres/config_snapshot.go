@@ -96,7 +96,7 @@ func validateNotifications(cfg map[string]string) []connect.ConfigError {
 	for _, ch := range splitList(cfg[KeyNotificationChannels]) {
 		if strings.EqualFold(ch, "sink") && strings.TrimSpace(cfg[KeyNotificationSinkTopic]) == "" {
 			return []connect.ConfigError{{Key: KeyNotificationSinkTopic,
-				Message: "Notification topic name must be provided when kafka notification channel is enabled (notification.enabled.channels lists sink)"}}
+				Message: "Notification topic name must be provided when kafka notification channel is enabled: set notification.sink.topic.name (notification.enabled.channels lists sink)"}}
 		}
 	}
 	return nil

@@ -37,9 +37,13 @@ var ErrTriggerNotFound = errors.New("savepoint operation not found")
 
 // Job states, as Flink's JobStatus.
 const (
-	StateRunning    = "RUNNING"
-	StateRestarting = "RESTARTING"
-	StateFailed     = "FAILED"
+	// StateInitializing: a job just created or loaded at start, not yet
+	// running and not yet failed (Flink's INITIALIZING; before it, such a
+	// job showed RESTARTING with 0 restarts and no trace).
+	StateInitializing = "INITIALIZING"
+	StateRunning      = "RUNNING"
+	StateRestarting   = "RESTARTING"
+	StateFailed       = "FAILED"
 	// StateCanceled: the job was stopped by a savepoint with cancel-job
 	// (POST /jobs/{id}/savepoints); it stays so, across worker restarts,
 	// until deleted.
@@ -193,7 +197,7 @@ func (m *Manager) start(p persisted) {
 
 func (m *Manager) startLocked(p persisted) {
 	ctx, cancel := context.WithCancel(m.ctx)
-	j := &runningJob{rec: p, dir: filepath.Join(m.dir, p.Spec.ID), cancel: cancel, done: make(chan struct{}), state: StateRestarting, triggers: map[string]*SavepointStatus{}}
+	j := &runningJob{rec: p, dir: filepath.Join(m.dir, p.Spec.ID), cancel: cancel, done: make(chan struct{}), state: StateInitializing, triggers: map[string]*SavepointStatus{}}
 	m.jobs[p.Spec.ID] = j
 	if p.Canceled {
 		j.state = StateCanceled

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // A job stopped by a savepoint with cancel-job is persisted as canceled
@@ -47,4 +48,40 @@ func TestManagerKeepsCanceledJobs(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("job files after Delete: %v", err)
 	}
+}
+
+// A job just created is INITIALIZING (Flink's JobStatus for a job received
+// but not yet running), not RESTARTING: before, POST /jobs answered
+// "RESTARTING" with 0 restarts and no trace for a job that had never failed.
+// Here its brokers refuse connections (127.0.0.1:1), so it must then go to
+// RESTARTING with a trace and a restart counted, and nothing else.
+func TestManagerNewJobInitializing(t *testing.T) {
+	m, err := NewManager(t.TempDir(), []string{"127.0.0.1:1"}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	s, err := ParseSpec([]byte(`{"id": "fresh", "source": {"topics": ["no.such.topic"], "format": "json"}, "eventTime": {"kafkaTimestamp": true},
+		"keyBy": ["k"], "window": {"type": "tumbling", "size": "1m"}, "aggregates": [{"function": "count"}],
+		"sinks": {"kafka": {"topic": "out"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Create(s); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		info, err := m.Get("fresh")
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case info.State == StateInitializing && info.Restarts == 0 && info.Trace == "":
+		case info.State == StateRestarting && info.Restarts >= 1 && info.Trace != "":
+			return
+		default:
+			t.Fatalf("job state %q, restarts %d, trace %q: want INITIALIZING (no trace) then RESTARTING with a trace", info.State, info.Restarts, info.Trace)
+		}
+	}
+	t.Fatal("still INITIALIZING after 60 s against a refused broker")
 }

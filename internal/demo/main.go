@@ -40,11 +40,17 @@ func run() error {
 	bin := flag.String("connectd", "bin/connectd", "connectd binary")
 	restAddr := flag.String("rest", "127.0.0.1:8083", "REST listener of connectd")
 	kafkaAddr := flag.String("kafka", "127.0.0.1:9092", "embedded Kafka listener")
+	registryAddr := flag.String("registry", "127.0.0.1:8081", "embedded schema registry listener")
 	changes := flag.Bool("changes", true, "run the change generator")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	// Ctrl-C on "make demo | tee …" also ends the reader of stdout: a write
+	// to the closed pipe would kill the demo with SIGPIPE before its deferred
+	// cleanup, leaving PostgreSQL running and the temp dirs behind. Ignored,
+	// the write fails with EPIPE and the cleanup runs.
+	signal.Ignore(syscall.SIGPIPE)
 
 	fmt.Println("== starting PostgreSQL 15 (wal_level=logical) in a temp dir")
 	pg, err := testenv.StartPostgres(ctx)
@@ -72,6 +78,7 @@ func run() error {
 	cmd := exec.Command(*bin,
 		"-o", "listeners=http://"+*restAddr,
 		"-o", "embedded.kafka.listener="+*kafkaAddr,
+		"-o", "schema.registry.listener="+*registryAddr,
 		"-o", "data.dir="+dataDir,
 		"-o", "offset.flush.interval.ms=1000")
 	logf, err := os.Create(dataDir + ".log")
