@@ -110,15 +110,33 @@ func (s *Server) Handler() http.Handler { return s.e }
 
 // Listen binds addr (host:port).
 func (s *Server) Listen(addr string) error {
+	ln, err := Bind(addr)
+	if err != nil {
+		return err
+	}
+	s.ListenOn(ln)
+	return nil
+}
+
+// Bind binds the REST listener's TCP address (host:port) before a worker
+// exists, so a taken port fails the start before the worker joins its
+// group (as Kafka Connect starts its REST server first); pass the listener
+// to ListenOn.
+func Bind(addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("REST listener %s: %w", addr, err)
+		return nil, fmt.Errorf("REST listener %s: %w", addr, err)
 	}
+	return ln, nil
+}
+
+// ListenOn serves on ln (from Bind), with TLS when the worker's listener
+// is https.
+func (s *Server) ListenOn(ln net.Listener) {
 	if s.tls != nil {
 		ln = tls.NewListener(ln, s.tls)
 	}
 	s.ln = ln
-	return nil
 }
 
 // Addr returns the bound address.

@@ -120,21 +120,26 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	// The REST port first: a taken port must fail before the worker joins
+	// its group (and makes the cluster rebalance), as Kafka Connect.
+	ln, err := rest.Bind(restAddr)
+	if err != nil {
+		return err
+	}
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	w, err := runtime.StartWorker(startCtx, cfg, plugins(), log)
 	if err != nil {
+		ln.Close()
 		return err
 	}
 	srv, err := rest.New(w, plugins())
 	if err != nil {
+		ln.Close()
 		w.Close()
 		return err
 	}
-	if err := srv.Listen(restAddr); err != nil {
-		w.Close()
-		return err
-	}
+	srv.ListenOn(ln)
 	log.Info("REST API listening", "url", srv.URL())
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve() }()

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net"
+	"os"
 	"strings"
 	"testing"
 )
@@ -12,5 +14,25 @@ func TestRunRefusesTrailingCommand(t *testing.T) {
 	err := run([]string{"-o", "bootstrap.servers=127.0.0.1:1", "-o", "listeners=http://127.0.0.1:1", "topics", "tail", "t"})
 	if err == nil || !strings.Contains(err.Error(), `unexpected argument "topics"`) {
 		t.Fatalf("run with a trailing command: %v", err)
+	}
+}
+
+// A taken REST port fails the start before the worker exists (Kafka
+// Connect starts its REST server first): before, the worker started its
+// embedded broker (and, on a real Kafka, joined the group, making the
+// cluster rebalance) and only then failed to bind.
+func TestRunBindsRESTBeforeStartingTheWorker(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := t.TempDir()
+	err = run([]string{"-o", "listeners=http://" + ln.Addr().String(), "-o", "data.dir=" + dir, "-o", "embedded.kafka.listener=127.0.0.1:0"})
+	if err == nil || !strings.Contains(err.Error(), "REST listener") || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("run with the REST port taken: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("the worker started before the REST port was bound: data.dir holds %v", entries)
 	}
 }
