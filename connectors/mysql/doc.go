@@ -49,8 +49,8 @@
 // options, INVISIBLE/COMPRESSED columns, UUID/INET4/INET6) is rewritten by
 // ddl_mariadb.go before the TiDB parser sees it.
 //
-// Not implemented: MySQL 8 is untested (no MySQL server can be installed
-// on the build machine); rows of COMPRESSED columns fail the task (go-mysql
-// cannot decode column types 140/141); PARTITION BY SYSTEM_TIME … AUTO is
-// still unparseable.
+// Limits: MySQL 8 servers are untested (none can be installed on the build
+// machine; TestMySQLGTIDStreamTracking covers the MySQL GTID path without
+// one); rows of COMPRESSED columns fail the task (go-mysql cannot decode
+// column types 140/141); PARTITION BY SYSTEM_TIME … AUTO is unparseable.
 package mysql

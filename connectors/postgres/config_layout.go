@@ -94,7 +94,7 @@ func layoutDebezium(own *connect.ConfigDef) *connect.ConfigDef {
 				panic("postgres: Debezium key " + dk.name + " is neither defined nor documented as unimplemented")
 			}
 			k = &connect.ConfigKey{Name: dk.name, Type: dk.typ, Default: dk.def, Optional: dk.def == nil, Importance: dk.importance,
-				Doc: doc + " Not implemented by connectd: only the default is accepted.", Validator: defaultOnly(dk)}
+				Doc: doc + " connectd accepts only the default.", Validator: defaultOnly(dk)}
 		} else if k.Type != dk.typ || (k.Default == nil) != (dk.def == nil) || k.Default != nil && *k.Default != *dk.def {
 			panic(fmt.Sprintf("postgres: key %s differs from Debezium's (type %s default %v, want %s %v)", dk.name, k.Type, k.Default, dk.typ, dk.def))
 		}

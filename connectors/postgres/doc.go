@@ -67,9 +67,9 @@
 // stream.go replays it at its Stream Commit as a non-streamed transaction,
 // so events and offsets are identical and only committed data leaves.
 //
-// Not implemented yet: multi-dimensional arrays (fail the task), arrays of
-// range/geometric types, PostGIS geometry/geography; topic/schema name
-// sanitising; signals and incremental snapshots; restoring a transaction's
-// event counts when restarting in its middle; the transaction block on
-// logical decoding messages; decoderbufs.
+// Limits: multi-dimensional arrays fail the task; arrays of range or
+// geometric types and PostGIS geometry/geography are not decoded; a
+// restart in the middle of a transaction does not restore its event
+// counts; logical decoding messages carry no transaction block; only the
+// pgoutput plugin (no decoderbufs).
 package postgres
