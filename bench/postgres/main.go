@@ -145,6 +145,24 @@ ANALYZE snap_t;`, *rows))
 	}
 	copyD := time.Since(start)
 	conn.Close(ctx)
+	// The same COPY through psql into /dev/null, the shell form of the
+	// issue's reference ("COPY (SELECT …) TO STDOUT into /dev/null"): psql
+	// parses and writes every row, so it is slower than the in-process
+	// pgx CopyTo above, which stays the ratio's reference.
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	psql := exec.Command(filepath.Join(testenv.PGBinDir(), "psql"), "-h", pg.Host, "-p", fmt.Sprint(pg.Port), "-U", pg.User, "-d", "bench",
+		"-X", "-q", "-c", "COPY (SELECT * FROM snap_t) TO STDOUT")
+	psql.Stdout = devnull
+	start = time.Now()
+	err = psql.Run()
+	psqlD := time.Since(start)
+	devnull.Close()
+	if err != nil {
+		return fmt.Errorf("psql COPY: %w", err)
+	}
 
 	dir, _ := os.MkdirTemp("", "connectd-bench-")
 	defer os.RemoveAll(dir)
@@ -164,6 +182,7 @@ ANALYZE snap_t;`, *rows))
 	snapD := time.Since(start)
 	report("snapshot JSON", *rows, snapD, "COPY TO STDOUT", copyD, fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row; loadavg %s → %s",
 		d.PeakRSS(), measure.MicrosPer(d.CPU()-cpu0, *rows), before, measure.LoadAvg()))
+	report("snapshot JSON vs psql", *rows, snapD, "psql COPY > /dev/null", psqlD, "")
 	if !*avroToo {
 		return nil
 	}
