@@ -90,6 +90,23 @@ func waitUntil(t *testing.T, what string, d time.Duration, cond func() bool) {
 	}
 }
 
+// checkCommittedTotals is committedTotals that fails the test when a
+// result was seen twice or a window's last result differs from want, and
+// returns the last results.
+func checkCommittedTotals(ctx context.Context, t *testing.T, brokers []string, topic string, want map[string]string) map[string]string {
+	t.Helper()
+	last, dups := committedTotals(ctx, t, brokers, topic, want)
+	if len(dups) > 0 {
+		t.Fatalf("read_committed saw %d results twice: %v", len(dups), dups)
+	}
+	for k, v := range want {
+		if last[k] != v {
+			t.Errorf("%s: %s, want %s", k, last[k], v)
+		}
+	}
+	return last
+}
+
 // committedTotals reads topic read_committed until it saw a result for
 // every window of want and was quiet for a second, and returns the last
 // "total/count" of each "customer@window_start" and the (window,
@@ -265,15 +282,7 @@ func TestDistributedJobRepartitions(t *testing.T) {
 	produceOrders(ctx, t, in, orders[2000:]...)
 	produceOrders(ctx, t, in, flushOrders(len(orders))...)
 
-	last, dups := committedTotals(ctx, t, brokers, "totals_out", want)
-	if len(dups) > 0 {
-		t.Fatalf("read_committed saw %d results twice: %v", len(dups), dups)
-	}
-	for k, v := range want {
-		if last[k] != v {
-			t.Errorf("%s: %s, want %s", k, last[k], v)
-		}
-	}
+	last := checkCommittedTotals(ctx, t, brokers, "totals_out", want)
 	if len(last) != len(want) {
 		t.Errorf("%d windows in the results, want %d", len(last), len(want))
 	}
@@ -356,15 +365,7 @@ func TestDistributedJobKeyedByInputKey(t *testing.T) {
 	if _, err := m.TriggerSavepoint("totals", SavepointRequest{}); !errors.Is(err, ErrUnsupported) {
 		t.Fatalf("savepoint of a distributed job: %v, want ErrUnsupported", err)
 	}
-	last, dups := committedTotals(ctx, t, brokers, "by_id", want)
-	if len(dups) > 0 {
-		t.Fatalf("read_committed saw results twice: %v", dups)
-	}
-	for k, v := range want {
-		if last[k] != v {
-			t.Errorf("%s: %s, want %s", k, last[k], v)
-		}
-	}
+	checkCommittedTotals(ctx, t, brokers, "by_id", want)
 	i, err := m.Get("totals")
 	if err != nil {
 		t.Fatal(err)

@@ -161,15 +161,7 @@ func TestDistributedJobLaggingSourcePartition(t *testing.T) {
 		produceTo(ctx, t, in, p, flush...)
 	}
 
-	last, dups := committedTotals(ctx, t, brokers, "totals_out", want)
-	if len(dups) > 0 {
-		t.Fatalf("read_committed saw %d results twice: %v", len(dups), dups)
-	}
-	for k, v := range want {
-		if last[k] != v {
-			t.Errorf("%s: %s, want %s", k, last[k], v)
-		}
-	}
+	last := checkCommittedTotals(ctx, t, brokers, "totals_out", want)
 	if len(last) != len(want) {
 		t.Errorf("%d windows in the results, want %d", len(last), len(want))
 	}
@@ -219,15 +211,7 @@ func TestDistributedJobIdleSourcePartition(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := bruteTotals(all)
-	last, dups := committedTotals(ctx, t, brokers, "totals_out", want)
-	if len(dups) > 0 {
-		t.Fatalf("read_committed saw results twice: %v", dups)
-	}
-	for k, v := range want {
-		if last[k] != v {
-			t.Errorf("%s: %s, want %s", k, last[k], v)
-		}
-	}
+	checkCommittedTotals(ctx, t, brokers, "totals_out", want)
 	i, err := m.Get("totals")
 	if err != nil {
 		t.Fatal(err)
