@@ -47,17 +47,7 @@ func TestMySQLUpsertSinkIsIdempotent(t *testing.T) {
 	})
 	sink := env.syncSinks[0]
 	defer sink.close()
-	emit := func(rows ...windowSum) {
-		t.Helper()
-		for _, r := range rows {
-			if err := in.Emit(0, r); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := sink.flush(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	emit := emitAndFlush(ctx, t, in, sink)
 	db, err := sql.Open("mysql", dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -84,21 +74,5 @@ func TestMySQLUpsertSinkIsIdempotent(t *testing.T) {
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = 'sums'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("tables after a delete-only checkpoint: %d %v", n, err)
 	}
-	results := []windowSum{{"a", 0, 10}, {"b", 0, 7}, {"a", 60_000, 3}, {"a", 0, 12}} // a@0 fired twice: the last wins
-	emit(results...)
-	want := "a@0.000-60.000=12 a@60.000-120.000=3 b@0.000-60.000=7"
-	if got := table(); got != want {
-		t.Fatalf("after the first flush: %s, want %s", got, want)
-	}
-	emit(results...) // the replay after a restore
-	if got := table(); got != want {
-		t.Fatalf("after the replay: %s, want %s", got, want)
-	}
-	emit(windowSum{"b", 0, -1}, windowSum{"a", 60_000, 4})
-	if got, want := table(), "a@0.000-60.000=12 a@60.000-120.000=4"; got != want {
-		t.Fatalf("after a delete and an update: %s, want %s", got, want)
-	}
-	if err := sink.flush(ctx); err != nil { // nothing buffered: no statement
-		t.Fatal(err)
-	}
+	checkUpsertSequence(ctx, t, emit, sink, table, "a@0.000-60.000=12 a@60.000-120.000=3 b@0.000-60.000=7", "a@0.000-60.000=12 a@60.000-120.000=4")
 }

@@ -46,16 +46,7 @@ func TestPostgresUpsertSinkIsIdempotent(t *testing.T) {
 	})
 	sink := env.syncSinks[0]
 	defer sink.close()
-	emit := func(rows ...windowSum) {
-		for _, r := range rows {
-			if err := in.Emit(0, r); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := sink.flush(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
+	emit := emitAndFlush(ctx, t, in, sink)
 	conn, err := pg.Connect(ctx, "sums")
 	if err != nil {
 		t.Fatal(err)
@@ -80,23 +71,7 @@ func TestPostgresUpsertSinkIsIdempotent(t *testing.T) {
 		sort.Strings(out)
 		return strings.Join(out, " ")
 	}
-	results := []windowSum{{"a", 0, 10}, {"b", 0, 7}, {"a", 60_000, 3}, {"a", 0, 12}} // a@0 fired twice: the last wins
-	emit(results...)
-	want := "a@0-60=12 a@60-120=3 b@0-60=7"
-	if got := table(); got != want {
-		t.Fatalf("after the first flush: %s, want %s", got, want)
-	}
-	emit(results...) // the replay after a restore
-	if got := table(); got != want {
-		t.Fatalf("after the replay: %s, want %s", got, want)
-	}
-	emit(windowSum{"b", 0, -1}, windowSum{"a", 60_000, 4})
-	if got, want := table(), "a@0-60=12 a@60-120=4"; got != want {
-		t.Fatalf("after a delete and an update: %s, want %s", got, want)
-	}
-	if err := sink.flush(ctx); err != nil { // nothing buffered: no statement
-		t.Fatal(err)
-	}
+	checkUpsertSequence(ctx, t, emit, sink, table, "a@0-60=12 a@60-120=3 b@0-60=7", "a@0-60=12 a@60-120=4")
 }
 
 // The instances of a scaled-out job (one per input partition) create the
@@ -154,5 +129,46 @@ func TestPostgresUpsertSinksCreateTheTableConcurrently(t *testing.T) {
 		if n != sinks {
 			t.Fatalf("t%d has %d rows, want %d", tb, n, sinks)
 		}
+	}
+}
+
+// emitAndFlush returns a function that emits rows into in and then
+// flushes sink, as a checkpoint does.
+func emitAndFlush(ctx context.Context, t *testing.T, in *Input[windowSum], sink syncSink) func(...windowSum) {
+	return func(rows ...windowSum) {
+		t.Helper()
+		for _, r := range rows {
+			if err := in.Emit(0, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := sink.flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkUpsertSequence is the upsert sinks' common scenario: the first
+// results (a@0 fired twice: the last wins) give table() == first, writing
+// them again (a replay after a restore) changes nothing, a delete of b@0
+// and a later firing of a@60 give afterUpdate, and a flush with nothing
+// buffered succeeds.
+func checkUpsertSequence(ctx context.Context, t *testing.T, emit func(...windowSum), sink syncSink, table func() string, first, afterUpdate string) {
+	t.Helper()
+	results := []windowSum{{"a", 0, 10}, {"b", 0, 7}, {"a", 60_000, 3}, {"a", 0, 12}}
+	emit(results...)
+	if got := table(); got != first {
+		t.Fatalf("after the first flush: %s, want %s", got, first)
+	}
+	emit(results...)
+	if got := table(); got != first {
+		t.Fatalf("after the replay: %s, want %s", got, first)
+	}
+	emit(windowSum{"b", 0, -1}, windowSum{"a", 60_000, 4})
+	if got := table(); got != afterUpdate {
+		t.Fatalf("after a delete and an update: %s, want %s", got, afterUpdate)
+	}
+	if err := sink.flush(ctx); err != nil { // nothing buffered: no statement
+		t.Fatal(err)
 	}
 }
