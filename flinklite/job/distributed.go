@@ -224,7 +224,7 @@ func (m *Manager) deleteDistributed(ctx context.Context, id string) error {
 	if err := d.specs.ReadToEnd(ctx); err != nil {
 		return err
 	}
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(m.brokers...)}, m.opts...)...)
+	cl, err := m.kafkaClient()
 	if err != nil {
 		return err
 	}
@@ -429,7 +429,7 @@ func (m *Manager) runDistributed(ctx context.Context, j *runningJob) {
 func (m *Manager) runStages(ctx context.Context, j *runningJob) error {
 	s := j.rec.Spec
 	names := stageNames(j)
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(m.brokers...)}, m.opts...)...)
+	cl, err := m.kafkaClient()
 	if err != nil {
 		return err
 	}
@@ -581,7 +581,7 @@ func (j *runningJob) distributedStatus(info *Info, worker string) {
 // effort: Kafka's answer within a few seconds).
 func (m *Manager) describeWorkers(j *runningJob, info *Info) {
 	names := stageNames(j)
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(m.brokers...)}, m.opts...)...)
+	cl, err := m.kafkaClient()
 	if err != nil {
 		return
 	}

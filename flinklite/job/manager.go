@@ -157,16 +157,7 @@ func (m *Manager) Create(s *Spec) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
-		return err
-	}
-	// Atomic: a crash leaves no job.json or the whole of it.
-	tmp := filepath.Join(dir, ".job.json.tmp")
-	if err := writeSynced(tmp, b); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, "job.json")); err != nil {
+	if err := writeJobJSON(dir, p); err != nil {
 		return err
 	}
 	m.startLocked(p)
@@ -379,7 +370,7 @@ func (m *Manager) Delete(ctx context.Context, id string) error {
 	if err := os.RemoveAll(j.dir); err != nil {
 		return err
 	}
-	if cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(m.brokers...)}, m.opts...)...); err == nil {
+	if cl, err := m.kafkaClient(); err == nil {
 		_, _ = kadm.NewClient(cl).DeleteTopics(ctx, j.jobID()+".checkpoints")
 		cl.Close()
 	}
@@ -554,15 +545,27 @@ func (m *Manager) TriggerSavepoint(id string, req SavepointRequest) (string, err
 func (m *Manager) persistCanceled(j *runningJob) error {
 	p := j.rec
 	p.Canceled = true
+	return writeJobJSON(j.dir, p)
+}
+
+// writeJobJSON writes p to dir/job.json atomically: a crash leaves the old
+// file (or none) or the whole new one.
+func writeJobJSON(dir string, p persisted) error {
 	b, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(j.dir, ".job.json.tmp")
+	tmp := filepath.Join(dir, ".job.json.tmp")
 	if err := writeSynced(tmp, b); err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(j.dir, "job.json"))
+	return os.Rename(tmp, filepath.Join(dir, "job.json"))
+}
+
+// kafkaClient is a client of the worker's Kafka (its brokers and client
+// options).
+func (m *Manager) kafkaClient(opts ...kgo.Opt) (*kgo.Client, error) {
+	return kgo.NewClient(append(append([]kgo.Opt{kgo.SeedBrokers(m.brokers...)}, m.opts...), opts...)...)
 }
 
 // SavepointStatus returns the state of the savepoint operation trigger
