@@ -103,8 +103,8 @@ func (t *Task) flushPosition() int64 {
 	return t.confirmed.Load()
 }
 
-// noteEmitted records r as the last record the task queued
-// (lsn.flush.mode=connector_and_driver).
+// noteEmitted records r, which has an offset, as the last record the task
+// queued (lsn.flush.mode=connector_and_driver).
 func (t *Task) noteEmitted(r *connect.SourceRecord) {
 	t.drv.Lock()
 	t.drv.last, t.drv.committed = reflect.ValueOf(r.SourceOffset).UnsafePointer(), false
@@ -115,7 +115,7 @@ func (t *Task) noteEmitted(r *connect.SourceRecord) {
 // record queued, if it was (lsn.flush.mode=connector_and_driver).
 func (t *Task) noteCommitted(off map[string]any) {
 	t.drv.Lock()
-	if t.drv.last == nil || reflect.ValueOf(off).UnsafePointer() == t.drv.last {
+	if reflect.ValueOf(off).UnsafePointer() == t.drv.last {
 		t.drv.committed = true
 	}
 	t.drv.Unlock()

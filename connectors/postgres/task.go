@@ -727,7 +727,9 @@ func (t *Task) emit(ctx context.Context, r *connect.SourceRecord, keepalive func
 		return err
 	}
 	t.withHeaders(r)
-	if t.cfg.ext.flushMode == flushConnectorAndDriver {
+	if t.cfg.ext.flushMode == flushConnectorAndDriver && r.SourceOffset != nil {
+		// A record without an offset (a notification) is never committed
+		// by the worker: it must not stand for "the last record queued".
 		t.noteEmitted(r)
 	}
 	if t.bytes != nil {
