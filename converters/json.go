@@ -597,11 +597,6 @@ func appendString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// writeJavaFloat writes a JSON number as Jackson does (appendJavaFloat).
-func writeJavaFloat(b *bytes.Buffer, f float64, bits int) {
-	b.Write(appendJavaFloat(b.AvailableBuffer(), f, bits))
-}
-
 // appendJavaFloat appends a JSON number as Jackson does; NaN and
 // infinities are written as strings ("NaN", "Infinity", "-Infinity":
 // Jackson's WRITE_NAN_AS_STRINGS default, observed in Debezium 3.6.1
@@ -628,7 +623,7 @@ func appendJavaFloat(dst []byte, f float64, bits int) []byte {
 // (bits=32), which Jackson uses for JSON numbers: plain notation with at
 // least one fraction digit for 1e-3 <= |f| < 1e7, otherwise d.dddE±n.
 // NaN and infinities are spelled NaN, Infinity, -Infinity (JSON output
-// quotes them, see writeJavaFloat).
+// quotes them, see appendJavaFloat).
 func JavaFloat(f float64, bits int) string {
 	switch {
 	case math.IsNaN(f):

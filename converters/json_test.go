@@ -1,7 +1,6 @@
 package converters
 
 import (
-	"bytes"
 	"math"
 	"math/big"
 	"testing"
@@ -38,17 +37,15 @@ func TestJavaFloat(t *testing.T) {
 		if got := JavaFloat(c.f, c.bits); got != c.want {
 			t.Errorf("JavaFloat(%v,%d) = %q, want %q", c.f, c.bits, got, c.want)
 		}
-		// writeJavaFloat (the converter's path, which formats plain
+		// appendJavaFloat (the converter's path, which formats plain
 		// notation in place) writes the same text, quoted for NaN/±Inf.
-		var b bytes.Buffer
-		b.WriteString("x") // something before it, as in a record
-		writeJavaFloat(&b, c.f, c.bits)
+		b := appendJavaFloat([]byte("x"), c.f, c.bits) // something before it, as in a record
 		want := "x" + c.want
 		if math.IsNaN(c.f) || math.IsInf(c.f, 0) {
 			want = "x\"" + c.want + "\""
 		}
-		if b.String() != want {
-			t.Errorf("writeJavaFloat(%v,%d) = %q, want %q", c.f, c.bits, b.String(), want)
+		if string(b) != want {
+			t.Errorf("appendJavaFloat(%v,%d) = %q, want %q", c.f, c.bits, b, want)
 		}
 	}
 }

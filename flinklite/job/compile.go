@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/connectd/connectd/sinks/jdbc"
 	"time"
 
 	"github.com/connectd/connectd/connect"
@@ -140,11 +141,11 @@ func compileWindows(env *flinklite.Env, s *Spec, rows *flinklite.Stream[Row], st
 		flinklite.ToKafka(results, k.Topic, out.kafkaRecord)
 	}
 	if j := s.Sinks.JDBC; j != nil {
-		dsn, err := j.DSN()
+		dialect, dsn, err := jdbc.DriverDSN(j.URL, j.User, j.Password)
 		if err != nil {
 			return err
 		}
-		if j.Dialect() == "mysql" {
+		if dialect == "mysql" {
 			out.mysql = true
 			flinklite.ToMySQLUpsert(results, flinklite.MySQLUpsertConfig{DSN: dsn, Table: j.Table}, out.upsertRow)
 		} else {

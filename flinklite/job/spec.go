@@ -491,10 +491,3 @@ func (j *JDBCSpec) DSN() (string, error) {
 	_, dsn, err := jdbc.DriverDSN(j.URL, j.User, j.Password)
 	return dsn, err
 }
-
-// Dialect is "postgresql" or "mysql" (MySQL and MariaDB), by the URL;
-// empty for an invalid URL.
-func (j *JDBCSpec) Dialect() string {
-	d, _, _ := jdbc.DriverDSN(j.URL, j.User, j.Password)
-	return d
-}
