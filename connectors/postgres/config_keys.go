@@ -51,7 +51,7 @@ const (
 const schemaTopicNamingStrategy = "io.debezium.schema.SchemaTopicNamingStrategy"
 
 func nonNegative(v string) string {
-	if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
+	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil || n < 0 {
 		return "must be a non-negative integer"
 	}
 	return ""

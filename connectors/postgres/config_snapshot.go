@@ -36,13 +36,6 @@ const (
 	orderDisabled   = "disabled"
 )
 
-func nonNegativeInt(v string) string {
-	if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil || n < 0 {
-		return "must be a non-negative integer"
-	}
-	return ""
-}
-
 // withSnapshotKeys defines the keys of this file on d.
 func withSnapshotKeys(d *connect.ConfigDef) *connect.ConfigDef {
 	return d.
@@ -59,12 +52,12 @@ func withSnapshotKeys(d *connect.ConfigDef) *connect.ConfigDef {
 			Allowed: []string{orderAscending, orderDescending, orderDisabled},
 			Doc: "Order in which the initial snapshot reads the tables: ascending or descending by the planner's row estimate (pg_class.reltuples; a never analyzed table counts as 0), " +
 				"or disabled (by schema and table name). Ties keep the name order. As Debezium's snapshot.tables.order.by.row.count."}).
-		Define(connect.ConfigKey{Name: KeyGuardrailCollectionsMax, Type: connect.TypeInt, Default: connect.Str("0"), Importance: connect.Medium, Validator: nonNegativeInt,
+		Define(connect.ConfigKey{Name: KeyGuardrailCollectionsMax, Type: connect.TypeInt, Default: connect.Str("0"), Importance: connect.Medium, Validator: nonNegative,
 			Doc: "Maximum number of captured tables; checked when the task starts, against the tables the filters select. 0 = no limit. As Debezium's guardrail.collections.max."}).
 		Define(connect.ConfigKey{Name: KeyGuardrailLimitAction, Type: connect.TypeString, Default: connect.Str("warn"), Importance: connect.Medium,
 			Allowed: []string{"warn", "fail"},
 			Doc:     "What more captured tables than guardrail.collections.max does: warn logs a warning and the task runs; fail fails the task's start, naming the count and the limit."}).
-		Define(connect.ConfigKey{Name: KeyMaxQueueSizeInBytes, Type: connect.TypeLong, Default: connect.Str("0"), Importance: connect.Medium, Validator: nonNegativeInt,
+		Define(connect.ConfigKey{Name: KeyMaxQueueSizeInBytes, Type: connect.TypeLong, Default: connect.Str("0"), Importance: connect.Medium, Validator: nonNegative,
 			Doc: "Byte bound of the queue of change events between the reader and the worker's poll, in addition to max.queue.size; 0 = no byte bound. " +
 				"A record's size is estimated from its key, value and offset (as Debezium's ObjectSizeCalculator estimates the in-memory size). " +
 				"A record larger than the bound is queued alone when the queue is empty."}).
@@ -85,7 +78,7 @@ func withSnapshotKeys(d *connect.ConfigDef) *connect.ConfigDef {
 			}}).
 		Define(connect.ConfigKey{Name: KeyNotificationSinkTopic, Type: connect.TypeString, Optional: true, Importance: connect.High,
 			Doc: "Topic of the sink notification channel; required when notification.enabled.channels lists sink."}).
-		Define(connect.ConfigKey{Name: KeyExecutorShutdownTimeoutMs, Type: connect.TypeLong, Default: connect.Str("4000"), Importance: connect.Medium, Validator: nonNegativeInt,
+		Define(connect.ConfigKey{Name: KeyExecutorShutdownTimeoutMs, Type: connect.TypeLong, Default: connect.Str("4000"), Importance: connect.Medium, Validator: nonNegative,
 			Doc: "How long, in ms, stopping the task waits for its reader (snapshot or stream) to end, as Debezium's ChangeEventSourceCoordinator waits for its executor. " +
 				"If the reader is still running then, the stop returns with an error and the reader's connections are closed as soon as it ends."})
 }

@@ -2,12 +2,11 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/google/uuid"
 )
 
 // Debezium's notifications (notification.enabled.channels), as Debezium
@@ -36,8 +35,6 @@ const (
 	notifCompleted          = "COMPLETED"
 	notifAborted            = "ABORTED"
 	notifSkipped            = "SKIPPED"
-	notifPaused             = "PAUSED"
-	notifResumed            = "RESUMED"
 )
 
 var notificationKeySchema = connect.StructSchema().Name("io.debezium.connector.common.NotificationKey").Version(1).
@@ -56,16 +53,6 @@ var notificationValueSchema = connect.StructSchema().Name("io.debezium.connector
 type notification struct {
 	id, aggregateType, typ string
 	data                   map[string]string // connector_name is added by notify
-}
-
-// newNotificationID returns a random (version 4) UUID, as Debezium's
-// UUID.randomUUID for notifications that have no signal id.
-func newNotificationID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // notifying reports whether any notification channel is enabled.
@@ -130,7 +117,7 @@ func (t *Task) notify(ctx context.Context, n notification, off map[string]any, s
 // initialSnapshotNotification is a notification of the initial snapshot
 // (Debezium's InitialSnapshotNotificationService): a fresh UUID each.
 func initialSnapshotNotification(typ string, data map[string]string) notification {
-	return notification{id: newNotificationID(), aggregateType: aggInitialSnapshot, typ: typ, data: data}
+	return notification{id: uuid.NewString(), aggregateType: aggInitialSnapshot, typ: typ, data: data}
 }
 
 // notifyAborted sends the initial snapshot's ABORTED notification after the

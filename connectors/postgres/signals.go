@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/connectd/connectd/connect"
@@ -171,7 +172,7 @@ func (t *Task) initSignals(ctx context.Context, tc connect.SourceTaskContext) er
 // queued between the stream's records, whose offsets it must not move.
 func (g *signaller) notify(ctx context.Context, id, typ string, data map[string]string) error {
 	if id == "" {
-		id = newNotificationID()
+		id = uuid.NewString() // random (version 4), as Debezium's UUID.randomUUID
 	}
 	var keepalive func() error
 	if g.s != nil {

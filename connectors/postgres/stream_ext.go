@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 
@@ -199,8 +199,7 @@ func uuidV7(now time.Time) string {
 	}
 	u[6] = u[6]&0x0f | 0x70 // version 7
 	u[8] = u[8]&0x3f | 0x80 // variant 10
-	x := hex.EncodeToString(u[:])
-	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
+	return uuid.UUID(u).String()
 }
 
 // withHeaders adds the context headers to r unless it is a heartbeat or a

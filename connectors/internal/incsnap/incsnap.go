@@ -30,10 +30,7 @@ package incsnap
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -41,6 +38,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connectors/internal/signal"
+	"github.com/google/uuid"
 )
 
 // Offset keys, as AbstractIncrementalSnapshotContext (Debezium 3.6).
@@ -569,13 +567,4 @@ func isoTime(t time.Time) string {
 }
 
 // newChunkID returns a random UUID (version 4), as UUID.randomUUID.
-func newChunkID() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(errors.New("incsnap: no randomness: " + err.Error()))
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	x := hex.EncodeToString(b[:])
-	return x[:8] + "-" + x[8:12] + "-" + x[12:16] + "-" + x[16:20] + "-" + x[20:]
-}
+func newChunkID() string { return uuid.NewString() }
