@@ -88,6 +88,12 @@ func transformRows(s *Spec, rows *flinklite.Stream[Row]) *flinklite.Stream[Row] 
 			if projs[i].Value != nil {
 				projs[i].Value = literalValue(projs[i].Value)
 			}
+			if m := projs[i].Multiply; m != nil {
+				projs[i].mul = literalNumber(*m)
+			}
+			if a := projs[i].Add; a != nil {
+				projs[i].add = literalNumber(*a)
+			}
 		}
 		rows = flinklite.Map(rows, func(r Row) Row {
 			f := make(map[string]any, len(r.Fields)+len(projs))

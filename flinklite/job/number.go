@@ -287,8 +287,11 @@ func negNumber(v any) any {
 // mulNumbers is v × m, m a number of a spec (literalNumber): int64 ×
 // integer is an int64 (a Decimal when it overflows), a float64 stays a
 // float64, else the exact Decimal product.
-func mulNumbers(v any, m float64) any {
-	lit := literalNumber(m)
+func mulNumbers(v any, m float64) any { return mulLiteral(v, literalNumber(m), m) }
+
+// mulLiteral is mulNumbers with m's literalNumber lit computed once (a
+// projection prepares it at compile).
+func mulLiteral(v, lit any, m float64) any {
 	if x, ok := v.(int64); ok {
 		if y, ok := lit.(int64); ok {
 			hi, lo := bits.Mul64(uint64(abs64(x)), uint64(abs64(y)))

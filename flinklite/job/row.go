@@ -405,10 +405,10 @@ func (p Projection) apply(f map[string]any) {
 	case int64, float64, Decimal:
 		// exact for exact values: amount × 100 of a Decimal is a Decimal
 		if p.Multiply != nil {
-			v = mulNumbers(v, *p.Multiply)
+			v = mulLiteral(v, p.mul, *p.Multiply)
 		}
 		if p.Add != nil {
-			v = addNumbers(v, literalNumber(*p.Add))
+			v = addNumbers(v, p.add)
 		}
 	case string:
 		switch p.Case {

@@ -130,6 +130,10 @@ type Projection struct {
 	Multiply *float64 `json:"multiply,omitempty"`
 	Add      *float64 `json:"add,omitempty"`
 	Case     string   `json:"case,omitempty"`
+
+	// mul and add are literalNumber of Multiply and Add, set by compile
+	// (not parsed per row).
+	mul, add any
 }
 
 // UnmarshalJSON decodes p with a constant number as written (json.Number).
