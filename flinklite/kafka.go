@@ -117,8 +117,13 @@ func (k *kafkaSink[T]) processElement(e element[T]) {
 // consumer sees each result once across failures and restarts.
 func ToKafka[T any](s *Stream[T], topic string, encode func(Change[T]) (key, value []byte, err error)) {
 	s.subscribe(&kafkaSink[T]{env: s.env, topic: topic, encode: encode})
-	s.env.hasKafkaSink = true
-	s.env.sinkTopics = append(s.env.sinkTopics, topic)
+	s.env.addKafkaSink(topic)
+}
+
+// addKafkaSink notes that the job writes topic in its transactions.
+func (e *Env) addKafkaSink(topic string) {
+	e.hasKafkaSink = true
+	e.sinkTopics = append(e.sinkTopics, topic)
 }
 
 // RunConfig configures Env.Run.

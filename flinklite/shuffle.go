@@ -3,7 +3,6 @@ package flinklite
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -67,8 +66,8 @@ type ShuffleConfig[T any] struct {
 
 // shuffleSink writes elements and the stream's watermark and status.
 type shuffleSink[T any] struct {
-	env *Env
-	cfg ShuffleConfig[T]
+	kafkaSink[T] // the rows, as ToKafka writes them
+	cfg          ShuffleConfig[T]
 	// cur is the stream's watermark and status now; written the last ones
 	// written to every partition, in a transaction that is committed with
 	// the checkpoint that holds it.
@@ -89,30 +88,12 @@ func ToKafkaShuffle[T any](s *Stream[T], cfg ShuffleConfig[T]) {
 	}
 	env := s.env
 	initial := shuffleWatermark{Producer: cfg.Producer, Watermark: MinWatermark}
-	k := &shuffleSink[T]{env: env, cfg: cfg, cur: initial, written: initial}
+	k := &shuffleSink[T]{kafkaSink: kafkaSink[T]{env: env, topic: cfg.Topic, encode: cfg.Encode}, cfg: cfg, cur: initial, written: initial}
 	s.subscribe(k)
 	env.tickers = append(env.tickers, k)
 	env.syncSinks = append(env.syncSinks, k)
 	env.register(env.uid("shuffle"), k)
-	env.hasKafkaSink = true
-	env.sinkTopics = append(env.sinkTopics, cfg.Topic)
-}
-
-func (k *shuffleSink[T]) processElement(e element[T]) {
-	var t time.Time
-	if e.ts != MinWatermark {
-		t = time.UnixMilli(e.ts)
-	}
-	key, val, err := k.cfg.Encode(Change[T]{Value: e.v, EventTime: t, Retract: e.retract})
-	if err != nil {
-		k.env.fail(fmt.Errorf("flinklite: encoding a record for %s: %w", k.cfg.Topic, err))
-		return
-	}
-	if k.env.produce == nil {
-		k.env.fail(errors.New("flinklite: a Kafka sink needs Env.Run"))
-		return
-	}
-	k.env.produce(&kgo.Record{Topic: k.cfg.Topic, Key: key, Value: val, Timestamp: t})
+	env.addKafkaSink(cfg.Topic)
 }
 
 func (k *shuffleSink[T]) processWatermark(wm int64) { k.cur.Watermark = max(k.cur.Watermark, wm) }
