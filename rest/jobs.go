@@ -2,11 +2,9 @@ package rest
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"regexp"
 
 	"github.com/connectd/connectd/flinklite/job"
 	"github.com/labstack/echo/v4"
@@ -139,14 +137,8 @@ func (s *Server) savepointJob(c echo.Context) error {
 	}
 	var req job.SavepointRequest
 	if len(bytes.TrimSpace(b)) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			fe := job.FieldError{Message: err.Error()}
-			if m := unknownFieldRE.FindStringSubmatch(err.Error()); m != nil {
-				fe.Field = m[1]
-			}
-			return jobError(c, &job.SpecInvalidError{Errors: []job.FieldError{fe}, What: "Savepoint request"})
+		if err := job.DecodeStrict(b, &req, "Savepoint request"); err != nil {
+			return jobError(c, err)
 		}
 	}
 	trigger, err := m.TriggerSavepoint(c.Param("id"), req)
@@ -155,8 +147,6 @@ func (s *Server) savepointJob(c echo.Context) error {
 	}
 	return writeJSON(c, http.StatusAccepted, map[string]string{"request-id": trigger})
 }
-
-var unknownFieldRE = regexp.MustCompile(`unknown field "([^"]+)"`)
 
 // savepointStatus answers 200 with Flink's AsynchronousOperationResult:
 // {"status": {"id": "IN_PROGRESS"}} or {"status": {"id": "COMPLETED"},

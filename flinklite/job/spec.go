@@ -259,10 +259,24 @@ func (e *SpecInvalidError) Error() string {
 // *SpecInvalidError (malformed JSON and unknown fields included, with the
 // field named when the decoder says it).
 func ParseSpec(b []byte) (*Spec, error) {
+	var s Spec
+	if err := DecodeStrict(b, &s, ""); err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// DecodeStrict decodes the JSON body b into v, refusing unknown fields.
+// Errors: a *SpecInvalidError (What: what, "" for a job spec) whose one
+// FieldError names the field when the decoder says it (a wrong type, an
+// unknown field).
+func DecodeStrict(b []byte, v any, what string) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var s Spec
-	if err := dec.Decode(&s); err != nil {
+	if err := dec.Decode(v); err != nil {
 		field := ""
 		var te *json.UnmarshalTypeError
 		if ok := asTypeError(err, &te); ok {
@@ -270,12 +284,9 @@ func ParseSpec(b []byte) (*Spec, error) {
 		} else if m := unknownFieldRE.FindStringSubmatch(err.Error()); m != nil {
 			field = m[1]
 		}
-		return nil, &SpecInvalidError{Errors: []FieldError{{Field: field, Message: err.Error()}}}
+		return &SpecInvalidError{Errors: []FieldError{{Field: field, Message: err.Error()}}, What: what}
 	}
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	return &s, nil
+	return nil
 }
 
 var unknownFieldRE = regexp.MustCompile(`unknown field "([^"]+)"`)
