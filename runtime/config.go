@@ -48,6 +48,10 @@ var workerDefaults = map[string]string{
 	"scheduled.rebalance.max.delay.ms": "300000",
 }
 
+// EmbeddedBroker reports whether the worker runs the embedded Kafka broker
+// (no bootstrap.servers).
+func (c WorkerConfig) EmbeddedBroker() bool { return strings.TrimSpace(c.Get("bootstrap.servers")) == "" }
+
 // Get returns key's value or its default.
 func (c WorkerConfig) Get(key string) string {
 	if v, ok := c[key]; ok {

@@ -360,7 +360,7 @@ func (h *Herder) producerOptsWith(sec *kafkaSecuritySettings) []kgo.Opt {
 // compressed: the 300k-row snapshot peaked at 125-134 MiB with 1 MB,
 // 148-151 MiB with 2 MB and 170-183 MiB with 4 MB.
 func (h *Herder) defaultBatchMaxBytes() int32 {
-	if strings.TrimSpace(h.cfg.Get("bootstrap.servers")) == "" {
+	if h.cfg.EmbeddedBroker() {
 		return EmbeddedBatchMaxBytes
 	}
 	return 1000012
@@ -393,7 +393,7 @@ func (h *Herder) InternalKafkaOpts() []kgo.Opt { return h.internalSec.opts() }
 // the codec applies to the batch, and consumers decompress it
 // transparently.
 func (h *Herder) defaultCompression() kgo.CompressionCodec {
-	if strings.TrimSpace(h.cfg.Get("bootstrap.servers")) == "" {
+	if h.cfg.EmbeddedBroker() {
 		return kgo.SnappyCompression()
 	}
 	return kgo.NoCompression()
