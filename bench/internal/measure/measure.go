@@ -77,6 +77,7 @@ func start(bin, dir string, registryPort int) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	logStart, _ := logf.Seek(0, io.SeekEnd)
 	d.Cmd.Stdout, d.Cmd.Stderr = logf, logf
 	if err := d.Cmd.Start(); err != nil {
 		logf.Close()
@@ -87,15 +88,26 @@ func start(bin, dir string, registryPort int) (*Daemon, error) {
 	// by another process (another benchmark's connectd on a busy machine),
 	// and then this Daemon would drive that worker. Ours logs its listener
 	// URL, and must still be running.
-	ours := []byte(`msg="REST API listening"`)
-	url := []byte("url=" + d.REST + "\n")
+	// Only this run's lines count (a restart appends to the same log), and
+	// the registry's "listening" line also carries a url=.
+	listening := func(log []byte) bool {
+		if len(log) < int(logStart) {
+			return false
+		}
+		for _, l := range bytes.Split(log[logStart:], []byte("\n")) {
+			if bytes.Contains(l, []byte(`msg="REST API listening"`)) && bytes.HasSuffix(l, []byte("url="+d.REST)) {
+				return true
+			}
+		}
+		return false
+	}
 	for i := 0; i < 600; i++ {
 		select {
 		case <-d.done:
 			return nil, fmt.Errorf("%w; see %s", errExited, filepath.Join(dir, "connectd.log"))
 		default:
 		}
-		if log, _ := os.ReadFile(filepath.Join(dir, "connectd.log")); bytes.Contains(log, ours) && bytes.Contains(log, url) {
+		if log, _ := os.ReadFile(filepath.Join(dir, "connectd.log")); listening(log) {
 			if resp, err := http.Get(d.REST + "/"); err == nil {
 				resp.Body.Close()
 				return d, nil
