@@ -50,7 +50,9 @@ var workerDefaults = map[string]string{
 
 // EmbeddedBroker reports whether the worker runs the embedded Kafka broker
 // (no bootstrap.servers).
-func (c WorkerConfig) EmbeddedBroker() bool { return strings.TrimSpace(c.Get("bootstrap.servers")) == "" }
+func (c WorkerConfig) EmbeddedBroker() bool {
+	return strings.TrimSpace(c.Get("bootstrap.servers")) == ""
+}
 
 // Get returns key's value or its default.
 func (c WorkerConfig) Get(key string) string {
