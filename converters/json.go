@@ -35,13 +35,17 @@ type JSONConverter struct {
 	// written by.
 	cacheMu     sync.Mutex
 	schemaCache map[*connect.Schema]*schemaEntry
+	// lastEntry is the entry of the last schema looked up: a task's
+	// records mostly share one, found without the lock.
+	lastEntry atomic.Pointer[schemaEntry]
 }
 
 // schemaEntry is the serialised JSON of one schema, the plan its values
 // are written by, and the size of the last record written with it.
 type schemaEntry struct {
-	json []byte
-	plan *jsonPlan
+	schema *connect.Schema
+	json   []byte
+	plan   *jsonPlan
 	// last is the length in bytes of the last record written with this
 	// schema: a buffer is grown to it (plus a margin) once, instead of
 	// doubling while the record is written.
@@ -52,15 +56,20 @@ const schemaCacheSize = 1000
 
 // entry returns the cached JSON and plan of s, making them on first use.
 func (c *JSONConverter) entry(s *connect.Schema) *schemaEntry {
+	if e := c.lastEntry.Load(); e != nil && e.schema == s {
+		return e
+	}
 	c.cacheMu.Lock()
 	e, ok := c.schemaCache[s]
 	c.cacheMu.Unlock()
 	if ok {
+		c.lastEntry.Store(e)
 		return e
 	}
 	var buf bytes.Buffer
 	c.writeSchema(&buf, s, "")
-	e = &schemaEntry{json: buf.Bytes(), plan: compilePlan(s)}
+	e = &schemaEntry{schema: s, json: buf.Bytes(), plan: compilePlan(s)}
+	c.lastEntry.Store(e)
 	c.cacheMu.Lock()
 	if c.schemaCache == nil || len(c.schemaCache) >= schemaCacheSize {
 		c.schemaCache = make(map[*connect.Schema]*schemaEntry)
@@ -94,6 +103,16 @@ type jsonPlan struct {
 	// value plan.
 	fields []*jsonPlan
 	elem   *jsonPlan
+	// memo is the JSON of the last frozen struct (connect.Struct.Freeze)
+	// written with this plan: events that share one frozen struct (the
+	// source block of a table's snapshot rows) have it written once.
+	memo atomic.Pointer[jsonMemo]
+}
+
+// jsonMemo is the JSON a frozen struct was written as.
+type jsonMemo struct {
+	st  *connect.Struct
+	out []byte
 }
 
 // compilePlan returns the plan of s (nil for a nil schema).
@@ -425,6 +444,13 @@ func (c *JSONConverter) appendValue(dst []byte, p *jsonPlan, v any) ([]byte, err
 		if !ok {
 			return dst, fmt.Errorf("json converter: %T is not a struct", v)
 		}
+		frozen := st.Frozen()
+		if frozen {
+			if m := p.memo.Load(); m != nil && m.st == st {
+				return append(dst, m.out...), nil
+			}
+		}
+		start := len(dst)
 		dst = append(dst, '{')
 		for i, fp := range p.fields {
 			dst = append(dst, p.keys[i]...)
@@ -433,7 +459,11 @@ func (c *JSONConverter) appendValue(dst []byte, p *jsonPlan, v any) ([]byte, err
 				return dst, fmt.Errorf("field %s: %w", s.Fields[i].Name, err)
 			}
 		}
-		return append(dst, '}'), nil
+		dst = append(dst, '}')
+		if frozen {
+			p.memo.Store(&jsonMemo{st: st, out: bytes.Clone(dst[start:])})
+		}
+		return dst, nil
 	default:
 		return dst, fmt.Errorf("json converter: unknown schema type %q", s.Type)
 	}

@@ -3,6 +3,7 @@ package converters
 import (
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -234,4 +235,46 @@ func TestJSONConverterPlanLogicalNested(t *testing.T) {
 	if _, err := c.FromConnect("t", s, v); err == nil || err.Error() != "field in: field n: json converter: null value for a required int16 field" {
 		t.Fatalf("error %v", err)
 	}
+}
+
+// A frozen struct (connect.Struct.Freeze) shared by many records is written
+// once and its JSON reused for every record holding the same *Struct; a
+// struct that is not frozen, or another frozen one, is written from its
+// values. The bytes are those of an unfrozen copy.
+func TestJSONConverterFrozenStructMemo(t *testing.T) {
+	src := connect.StructSchema().Name("src").Field("db", connect.Prim(connect.String, false)).Field("n", connect.Prim(connect.Int64, false)).Build()
+	env := connect.StructSchema().Name("env").Field("source", src).Field("op", connect.Prim(connect.String, false)).Build()
+	c := NewJSONConverter()
+	write := func(source *connect.Struct, op string) string {
+		t.Helper()
+		out, err := c.AppendFromConnect(nil, "t", env, connect.NewStruct(env).Put("source", source).Put("op", op))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	shared := connect.NewStruct(src).Put("db", "a").Put("n", int64(1)).Freeze()
+	plain := write(connect.NewStruct(src).Put("db", "a").Put("n", int64(1)), "r")
+	if got := write(shared, "r"); got != plain {
+		t.Fatalf("frozen struct written as\n%s\nwant\n%s", got, plain)
+	}
+	if got := write(shared, "r"); got != plain {
+		t.Fatalf("frozen struct from the memo written as\n%s\nwant\n%s", got, plain)
+	}
+	other := connect.NewStruct(src).Put("db", "b").Put("n", int64(2)).Freeze()
+	if got, want := write(other, "r"), write(connect.NewStruct(src).Put("db", "b").Put("n", int64(2)), "r"); got != want {
+		t.Fatalf("another frozen struct written as\n%s\nwant\n%s", got, want)
+	}
+	mutable := connect.NewStruct(src).Put("db", "a").Put("n", int64(1))
+	write(mutable, "r")
+	mutable.Put("n", int64(3))
+	if got := write(mutable, "r"); !strings.Contains(got, `"n":3`) {
+		t.Fatalf("a struct that is not frozen must be written from its values: %s", got)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Put on a frozen struct must panic")
+		}
+	}()
+	shared.Put("n", int64(9))
 }

@@ -148,6 +148,14 @@ type RunConfig struct {
 	// as Flink's `flink run -s <path>`; after its first checkpoint the job
 	// restores from its checkpoints.
 	Savepoint string
+	// LogSync, when set, makes everything the Kafka cluster acknowledged so
+	// far durable (connectd's embedded broker, which does not fsync each
+	// batch: runtime.EmbeddedBroker.Sync). A checkpoint with a Kafka sink
+	// calls it before its transaction commits, so that a machine crash
+	// cannot keep the commit and lose records it commits or input it
+	// names, and again after, before the older checkpoints are removed;
+	// one without calls it before it writes the checkpoint file.
+	LogSync func() error
 
 	// markerTopic overrides "<JobID>.checkpoints" and stateInMarker puts
 	// the operator state and offsets in the marker instead of a file in
@@ -157,6 +165,14 @@ type RunConfig struct {
 	// onRestored, if set, is told the id of the checkpoint Run restored
 	// (0 when it started from the beginning).
 	onRestored func(checkpoint int64)
+}
+
+// logSync runs cfg.LogSync, if any.
+func logSync(cfg RunConfig) error {
+	if cfg.LogSync == nil {
+		return nil
+	}
+	return cfg.LogSync()
 }
 
 // checkpointMarker is the record each sink transaction carries to name the
@@ -318,6 +334,16 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 			s.offsets(c.Offsets)
 		}
 		marker := checkpointMarker{Job: cfg.JobID, Checkpoint: c.ID, Offsets: c.Offsets}
+		if producer == nil {
+			// The input read up to these offsets durable before a file
+			// names them: after a machine crash a source would produce
+			// records it lost again at the same offsets, and the restored
+			// job would skip them. (With a Kafka sink the sync before the
+			// commit below covers them.)
+			if err := logSync(cfg); err != nil {
+				return fmt.Errorf("flinklite: checkpoint %d: %w", c.ID, err)
+			}
+		}
 		if cfg.stateInMarker {
 			marker.Operators = c.Operators
 		} else if err := writeCheckpoint(cfg.CheckpointDir, c); err != nil {
@@ -336,8 +362,14 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 					return errAbandoned
 				}
 			}
+			if err := logSync(cfg); err != nil {
+				return fmt.Errorf("flinklite: checkpoint %d: %w", c.ID, err)
+			}
 			if err := producer.EndTransaction(cctx, kgo.TryCommit); err != nil {
 				return fmt.Errorf("flinklite: committing checkpoint %d: %w", c.ID, err)
+			}
+			if err := logSync(cfg); err != nil {
+				return fmt.Errorf("flinklite: checkpoint %d: %w", c.ID, err)
 			}
 		}
 		// Checkpoint c is committed: only now may the older ones go.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -272,6 +274,77 @@ func TestKafkaCheckpointRestoreWithoutSink(t *testing.T) {
 	for k, n := range want {
 		if results[k] != n {
 			t.Errorf("%s = %d, want %d", k, results[k], n)
+		}
+	}
+}
+
+// RunConfig.LogSync is called around each checkpoint's commit: after the
+// marker is produced (and beforeCommit has run) and before the
+// transaction commits, then once more after it; a failing LogSync fails
+// the run and names the checkpoint.
+func TestKafkaCheckpointCallsLogSyncAroundCommit(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "clicks"), kfake.SeedTopics(1, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	brokers := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	in, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	produceClicks(ctx, t, in, 0, 200)
+
+	var mu sync.Mutex
+	var events []string
+	record := func(e string) {
+		mu.Lock()
+		events = append(events, e)
+		mu.Unlock()
+	}
+	fail := atomic.Bool{}
+	cfg := RunConfig{JobID: "synced", Brokers: brokers, CheckpointDir: t.TempDir(), CheckpointInterval: 20 * time.Millisecond,
+		LogSync: func() error {
+			record("sync")
+			if fail.Load() {
+				return fmt.Errorf("EIO")
+			}
+			return nil
+		}}
+	env := buildCountJob(ctx, t, brokers)
+	env.beforeCommit = func(id int64) { record(fmt.Sprintf("commit %d", id)) }
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- env.Run(rctx, cfg) }()
+	for {
+		mu.Lock()
+		n := len(events)
+		mu.Unlock()
+		if n >= 9 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	fail.Store(true)
+	var err2 error
+	select {
+	case err2 = <-done:
+	case <-time.After(10 * time.Second):
+		stop()
+		t.Fatal("a failing LogSync did not end the run")
+	}
+	stop()
+	if err2 == nil || !strings.Contains(err2.Error(), "EIO") || !strings.Contains(err2.Error(), "checkpoint") {
+		t.Fatalf("run ended with %v, want the sync error naming the checkpoint", err2)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 0; i+2 < len(events) && i < 9; i += 3 {
+		if !strings.HasPrefix(events[i], "commit ") || events[i+1] != "sync" || events[i+2] != "sync" {
+			t.Fatalf("events %q: each checkpoint must be marker, sync, commit, sync", events)
 		}
 	}
 }

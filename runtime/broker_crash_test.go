@@ -38,7 +38,7 @@ func TestEmbeddedBrokerAbortsTransactionOpenAtCrash(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	addr := freeAddr(t)
-	b, err := StartEmbeddedBroker(addr, dir, true)
+	b, err := StartEmbeddedBroker(addr, dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestEmbeddedBrokerAbortsTransactionOpenAtCrash(t *testing.T) {
 	dir2 := crashCopy(t, dir)
 	b.Close()
 
-	b2, err := StartEmbeddedBroker(addr, dir2, true)
+	b2, err := StartEmbeddedBroker(addr, dir2, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestEmbeddedBrokerAbortsTransactionOpenAtCrash(t *testing.T) {
 	dir3 := crashCopy(t, dir2)
 	b2.Close()
 
-	b3, err := StartEmbeddedBroker(addr, dir3, true)
+	b3, err := StartEmbeddedBroker(addr, dir3, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,8 +163,9 @@ func readCommitted(t *testing.T, addr, topic string, want int) []string {
 }
 
 // crashCopy copies the data dir of a running broker: what a SIGKILL leaves
-// on disk (batches are fsynced before they are acknowledged; nothing is
-// saved at shutdown).
+// on disk (batches are written before they are acknowledged; nothing is
+// saved at shutdown). The brokers here run as the worker's default,
+// without per-batch fsync.
 func crashCopy(t *testing.T, dir string) string {
 	t.Helper()
 	dst := t.TempDir()
@@ -208,7 +209,7 @@ func TestEmbeddedBrokerCompletesTransactionInterruptedByCrash(t *testing.T) {
 	for _, commit := range []bool{true, false} {
 		ctx := context.Background()
 		dir, addr := t.TempDir(), freeAddr(t)
-		b, err := StartEmbeddedBroker(addr, dir, true)
+		b, err := StartEmbeddedBroker(addr, dir, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,7 +240,7 @@ func TestEmbeddedBrokerCompletesTransactionInterruptedByCrash(t *testing.T) {
 		dir2 := crashCopy(t, dir)
 		b.Close()
 
-		b2, err := StartEmbeddedBroker(addr, dir2, true)
+		b2, err := StartEmbeddedBroker(addr, dir2, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,7 +276,7 @@ func TestEmbeddedBrokerCompletesTransactionInterruptedByCrash(t *testing.T) {
 func TestEmbeddedBrokerAbortsOpenTransactionOfProducerReusingEpochs(t *testing.T) {
 	ctx := context.Background()
 	dir, addr := t.TempDir(), freeAddr(t)
-	b, err := StartEmbeddedBroker(addr, dir, true)
+	b, err := StartEmbeddedBroker(addr, dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +304,7 @@ func TestEmbeddedBrokerAbortsOpenTransactionOfProducerReusingEpochs(t *testing.T
 	}
 	dir2 := crashCopy(t, dir)
 	b.Close()
-	b2, err := StartEmbeddedBroker(addr, dir2, true)
+	b2, err := StartEmbeddedBroker(addr, dir2, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +341,7 @@ func TestEmbeddedBrokerRepairsIndexCutByCrash(t *testing.T) {
 
 func testRepairsIndexCutByCrash(t *testing.T, cut int64) {
 	dir, addr := t.TempDir(), freeAddr(t)
-	b, err := StartEmbeddedBroker(addr, dir, true)
+	b, err := StartEmbeddedBroker(addr, dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +365,7 @@ func testRepairsIndexCutByCrash(t *testing.T, cut int64) {
 		t.Fatal(err)
 	}
 
-	b2, err := StartEmbeddedBroker(addr, dir2, true)
+	b2, err := StartEmbeddedBroker(addr, dir2, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,7 +387,7 @@ func testRepairsIndexCutByCrash(t *testing.T, cut int64) {
 	for i := range 2 { // each start after a crash replays the whole log
 		dir3 := crashCopy(t, dir2)
 		b2.Close()
-		if b2, err = StartEmbeddedBroker(addr, dir3, true); err != nil {
+		if b2, err = StartEmbeddedBroker(addr, dir3, false); err != nil {
 			t.Fatal(err)
 		}
 		dir2 = dir3

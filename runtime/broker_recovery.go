@@ -44,8 +44,8 @@ import (
 //     aborted rows come back, duplicated.
 //
 // A crash can also stop kfake between the control records of one
-// transaction: EndTxn writes them partition by partition, each fsynced, in
-// no set order. Kafka's coordinator logs PrepareCommit before it writes
+// transaction: EndTxn writes them partition by partition (each fsynced
+// with embedded.kafka.sync.writes), in no set order. Kafka's coordinator logs PrepareCommit before it writes
 // any marker and completes the commit after a restart; kfake logs nothing
 // first, and its replay aborts the partitions still without a marker while
 // the others stay committed. Under exactly-once source support that

@@ -18,7 +18,7 @@ var workerDefaults = map[string]string{
 	"listeners":                         "http://127.0.0.1:8083",
 	"bootstrap.servers":                 "",
 	"embedded.kafka.listener":           "127.0.0.1:9092",
-	"embedded.kafka.sync.writes":        "true",
+	"embedded.kafka.sync.writes":        "false",
 	"data.dir":                          "./connectd-data",
 	"group.id":                          "connectd",
 	"key.converter":                     "org.apache.kafka.connect.json.JsonConverter",

@@ -110,7 +110,11 @@ type runningTask struct {
 // runs the connectors and tasks the group assigns it (group.go,
 // assignment.go); on the embedded broker the group has this one member.
 type Herder struct {
-	cfg      WorkerConfig
+	cfg WorkerConfig
+	// logSync makes what the worker's Kafka acknowledged durable before
+	// source offsets are stored and positions confirmed upstream
+	// (WithLogSync); nil = nothing to do (an external Kafka cluster).
+	logSync  func() error
 	plugins  *connect.Plugins
 	workerID string
 	restURL  string // http(s)://<workerID>, as members know each other
@@ -183,9 +187,19 @@ type Herder struct {
 	wg          sync.WaitGroup
 }
 
+// HerderOption configures a Herder (NewHerder).
+type HerderOption func(*Herder)
+
+// WithLogSync gives the herder sync, which makes durable everything its
+// Kafka acknowledged so far (EmbeddedBroker.Sync): source tasks call it
+// before they store offsets and before they confirm positions upstream.
+func WithLogSync(sync func() error) HerderOption {
+	return func(h *Herder) { h.logSync = sync }
+}
+
 // NewHerder opens the config, status and offsets topics on brokers, reads
 // them, and starts every connector whose target state is STARTED.
-func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, brokers []string, workerID string, log *slog.Logger) (*Herder, error) {
+func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, brokers []string, workerID string, log *slog.Logger, opts ...HerderOption) (*Herder, error) {
 	loggers := loggersOf(log)
 	h := &Herder{
 		cfg: cfg, plugins: plugins, workerID: workerID, loggers: loggers,
@@ -198,6 +212,9 @@ func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, 
 		stopCh:      make(chan struct{}),
 		joined:      make(chan struct{}),
 		restURL:     cfg.RESTScheme() + "://" + workerID,
+	}
+	for _, o := range opts {
+		o(h)
 	}
 	h.brokers = brokers
 	var err error
@@ -998,6 +1015,7 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.Connect
 		w := &workerSourceTask{
 			id: id, task: source.NewTask(), cfg: cfg, keyConv: keyConv, valConv: valConv, chain: chain,
 			producer: h.producer, topics: h.topics, store: h.store, flushInt: h.flushInt, flushTO: h.flushTO, log: h.taskLog,
+			logSync:  h.logSync,
 			setState: func(state, trace string) { h.putStatus(taskStatusKey(id), state, trace) },
 			gate:     rt.gate,
 			onTopic:  func(topic string) { h.recordActiveTopic(id, topic) },

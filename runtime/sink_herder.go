@@ -53,6 +53,7 @@ func (h *Herder) startSinkTask(ctx context.Context, rt *runningTask, id TaskID, 
 			id: id, task: conn.NewTask(), cfg: cfg, connCfg: connCfg, keyConv: keyConv, valConv: valConv, headerConv: hc, chain: chain,
 			brokers: h.brokers, flushInt: h.flushInt, log: logger, gate: rt.gate, errs: errs, maxDelay: policy.maxDelay, maxPoll: maxPoll, metrics: tm,
 			setState: func(state, trace string) { h.putStatus(taskStatusKey(id), state, trace) },
+			logSync:  h.logSync,
 		}, nil
 	}
 	state := StateRunning

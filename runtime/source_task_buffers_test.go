@@ -1,6 +1,11 @@
 package runtime
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/connectd/connectd/connect"
+)
 
 // The free list of record buffers keeps at most its budget of capacity,
 // drops buffers larger than maxRecordBuffer, and hands kept buffers back
@@ -29,5 +34,22 @@ func TestBufferFreeListBudget(t *testing.T) {
 	}
 	if p := l.get(); p == nil || cap(*p) != 0 {
 		t.Fatal("an empty list must give a new empty buffer")
+	}
+}
+
+// A record's Kafka headers are its connect headers, shared rather than
+// copied (connectors give many records one header slice): same keys and
+// values, same array, and none for a record without headers.
+func TestKafkaHeadersShareTheRecordsHeaders(t *testing.T) {
+	h := []connect.Header{{Key: "a", Value: []byte("1")}, {Key: "b", Value: nil}}
+	got := kafkaHeaders(h)
+	if len(got) != 2 || got[0].Key != "a" || string(got[0].Value) != "1" || got[1].Key != "b" || got[1].Value != nil {
+		t.Fatalf("headers %+v", got)
+	}
+	if unsafe.Pointer(&got[0]) != unsafe.Pointer(&h[0]) {
+		t.Fatal("the headers were copied")
+	}
+	if kafkaHeaders(nil) != nil {
+		t.Fatal("no headers must give nil")
 	}
 }

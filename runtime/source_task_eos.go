@@ -112,7 +112,7 @@ func (w *workerSourceTask) commitTransaction(ctx context.Context, recs []*connec
 			return err
 		}
 		if out != nil { // a dropped record still moves its partition's offset
-			kr, err := w.toKafka(ctx, out, nil)
+			kr, err := w.toKafka(ctx, out, nil, nil)
 			if err != nil {
 				w.abort()
 				return err
@@ -149,11 +149,25 @@ func (w *workerSourceTask) commitTransaction(ctx context.Context, recs []*connec
 		w.abort()
 		return &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: err}
 	}
+	// The transaction's records and offsets durable before its commit
+	// marker (an embedded broker that does not fsync each batch,
+	// EmbeddedBroker.Sync): a machine crash must not keep the marker and
+	// lose records it commits.
+	if err := w.syncLog(); err != nil {
+		w.abort()
+		return &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: err}
+	}
 	ectx, cancel := context.WithTimeout(context.Background(), w.flushTO+txnTimeout)
 	defer cancel()
 	if err := w.txn.EndTransaction(ectx, kgo.TryCommit); err != nil {
 		w.abort()
 		return &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: fmt.Errorf("committing the transaction of %d record(s): %w", len(recs), err)}
+	}
+	// And the marker before the position is confirmed upstream: a
+	// transaction left without its marker is aborted at restart
+	// (broker_recovery.go).
+	if err := w.syncLog(); err != nil {
+		return &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: err}
 	}
 	w.progressed.Store(true)
 	w.metrics.OffsetCommit(nil)

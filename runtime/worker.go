@@ -73,7 +73,11 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 		w.Close()
 		return nil, err
 	}
-	h, err := NewHerder(ctx, cfg, plugins, w.Brokers, restAddr, log)
+	var hopts []HerderOption
+	if w.Broker != nil {
+		hopts = append(hopts, WithLogSync(w.Broker.Sync))
+	}
+	h, err := NewHerder(ctx, cfg, plugins, w.Brokers, restAddr, log, hopts...)
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("starting herder: %w", err)
@@ -110,7 +114,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 // partitions are spread across the workers (job.NewDistributedManager).
 func startJobs(ctx context.Context, cfg WorkerConfig, w *Worker, h *Herder, restAddr string, log *slog.Logger) (*job.Manager, error) {
 	if w.Broker != nil {
-		return job.NewManager(cfg.Get("data.dir"), w.Brokers, h.InternalKafkaOpts(), log)
+		return job.NewManager(cfg.Get("data.dir"), w.Brokers, h.InternalKafkaOpts(), log, job.WithLogSync(w.Broker.Sync))
 	}
 	session, err := cfg.Int("session.timeout.ms")
 	if err != nil {

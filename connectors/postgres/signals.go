@@ -643,9 +643,7 @@ func (g *signaller) blockingSnapshot(ctx context.Context, b pendingBlocking) err
 	off := b.off
 	off.lsnCommit, off.tsUsec, off.snapshot = lastCommit, i64(ts.UnixMicro()), "BLOCKING"
 	var held *connect.SourceRecord
-	mark := func(r *connect.SourceRecord, m string) {
-		r.Value.(*connect.Struct).Get("source").(*connect.Struct).Put("snapshot", m)
-	}
+	mark := setSnapshotMarker
 	flush := func(next *connect.SourceRecord) error {
 		if held != nil {
 			if err := t.emit(ctx, held, keepalive); err != nil {

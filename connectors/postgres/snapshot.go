@@ -56,7 +56,7 @@ func (st *snapshotTable) mark(r *connect.SourceRecord, first, last bool) {
 	case first:
 		m = snapFirstIn
 	}
-	r.Value.(*connect.Struct).Get("source").(*connect.Struct).Put("snapshot", m)
+	setSnapshotMarker(r, m)
 }
 
 // push queues the table's previous record (marked) through send and keeps
@@ -389,7 +389,7 @@ loop:
 	last.lastSnapshotRecord, last.snapshotCompleted = true, true
 	lastOff := last.toMap()
 	if held != nil {
-		held.Value.(*connect.Struct).Get("source").(*connect.Struct).Put("snapshot", snapLast)
+		setSnapshotMarker(held, snapLast)
 		held.SourceOffset = lastOff
 	}
 	if err := emitHeld(ctx); err != nil {
@@ -453,7 +453,7 @@ func (t *Task) readChunk(ctx context.Context, rtx pgx.Tx, reader int, ch *snapsh
 	// marker, which mark sets on each row's own copy) and their offset: both
 	// are built once. Nothing changes the shared offset map (the snapshot's
 	// last record gets a map of its own).
-	srcTmpl := sourceTemplate(src.values())
+	srcTmpl := newSourceTemplate(src.values())
 	offMap := base.toMap()
 	cells := make([]cell, len(cols)) // reused: convert keeps no cell
 	var rowText []byte

@@ -75,6 +75,17 @@ type Manager struct {
 	jobs map[string]*runningJob
 	// dist is set on a distributed worker (NewDistributedManager).
 	dist *distributed
+	// logSync is every job's RunConfig.LogSync (WithLogSync).
+	logSync func() error
+}
+
+// ManagerOption configures a Manager (NewManager).
+type ManagerOption func(*Manager)
+
+// WithLogSync gives every job sync as its RunConfig.LogSync: the worker's
+// embedded broker's Sync.
+func WithLogSync(sync func() error) ManagerOption {
+	return func(m *Manager) { m.logSync = sync }
 }
 
 // persisted is job.json.
@@ -112,8 +123,11 @@ type runningJob struct {
 // NewManager returns the manager of the jobs under dataDir/jobs, reading
 // Kafka at brokers with opts (the worker's internal client security), and
 // starts every job persisted there. Errors: dataDir unreadable.
-func NewManager(dataDir string, brokers []string, opts []kgo.Opt, log *slog.Logger) (*Manager, error) {
+func NewManager(dataDir string, brokers []string, opts []kgo.Opt, log *slog.Logger, mopts ...ManagerOption) (*Manager, error) {
 	m := &Manager{dir: filepath.Join(dataDir, "jobs"), spDir: filepath.Join(dataDir, "savepoints"), brokers: brokers, opts: opts, log: log, jobs: map[string]*runningJob{}}
+	for _, o := range mopts {
+		o(m)
+	}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	ents, err := os.ReadDir(m.dir)
 	if err != nil && !os.IsNotExist(err) {
@@ -244,6 +258,7 @@ func (m *Manager) run(ctx context.Context, j *runningJob) {
 				CheckpointDir:      filepath.Join(j.dir, "checkpoints"),
 				CheckpointInterval: j.rec.Spec.Checkpoint.Interval.D,
 				Savepoint:          j.rec.Spec.Savepoint,
+				LogSync:            m.logSync,
 			})
 			if time.Since(started) > time.Minute {
 				delay = time.Second // ran fine for a while: a new failure starts the backoff over
