@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -38,15 +39,16 @@ import (
 )
 
 var (
-	bin     = flag.String("connectd", "bin/connectd", "connectd binary")
-	rows    = flag.Int("rows", 1_000_000, "rows in the snapshot table (10 columns)")
-	txns    = flag.Int("txns", 200_000, "single-row INSERT transactions in the streaming backlog")
-	batched = flag.Int("batched", 1_000_000, "rows in 100-row transactions in the second backlog")
-	rate    = flag.Int("rate", 5000, "transactions per second for the latency run")
-	latSecs = flag.Int("latency-seconds", 10, "duration of the latency run")
-	avroToo = flag.Bool("avro", true, "also snapshot the table and stream each backlog with the AvroConverter (and report Avro/JSON)")
-	pairs   = flag.Int("pairs", 1, "JSON/Avro runs per backlog (alternating which goes first), to average out load changes")
-	sets    keyValues
+	bin      = flag.String("connectd", "bin/connectd", "connectd binary")
+	rows     = flag.Int("rows", 1_000_000, "rows in the snapshot table (10 columns)")
+	txns     = flag.Int("txns", 200_000, "single-row INSERT transactions in the streaming backlog")
+	batched  = flag.Int("batched", 1_000_000, "rows in 100-row transactions in the second backlog")
+	rate     = flag.Int("rate", 5000, "transactions per second for the latency run")
+	latSecs  = flag.Int("latency-seconds", 10, "duration of the latency run")
+	avroToo  = flag.Bool("avro", true, "also snapshot the table and stream each backlog with the AvroConverter (and report Avro/JSON)")
+	snapRuns = flag.Int("snapshot-runs", 3, "JSON snapshot runs, each in a fresh connectd right after its own COPY reference; a last line gives the medians (this machine's rates vary by a third from run to run)")
+	pairs    = flag.Int("pairs", 1, "JSON/Avro runs per backlog (alternating which goes first), to average out load changes")
+	sets     keyValues
 )
 
 // keyValues is a repeatable -set key=value flag: extra connector config
@@ -135,16 +137,22 @@ ANALYZE snap_t;`, *rows))
 	if err != nil {
 		return err
 	}
-	conn, err := pg.Connect(ctx, "bench")
+	copyRef := func() (time.Duration, error) {
+		conn, err := pg.Connect(ctx, "bench")
+		if err != nil {
+			return 0, err
+		}
+		defer conn.Close(ctx)
+		start := time.Now()
+		if _, err := conn.PgConn().CopyTo(ctx, io.Discard, "COPY (SELECT * FROM snap_t) TO STDOUT"); err != nil {
+			return 0, err
+		}
+		return time.Since(start), nil
+	}
+	copyD, err := copyRef()
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	if _, err := conn.PgConn().CopyTo(ctx, io.Discard, "COPY (SELECT * FROM snap_t) TO STDOUT"); err != nil {
-		return err
-	}
-	copyD := time.Since(start)
-	conn.Close(ctx)
 	// The same COPY through psql into /dev/null, the shell form of the
 	// issue's reference ("COPY (SELECT …) TO STDOUT into /dev/null"): psql
 	// parses and writes every row, so it is slower than the in-process
@@ -156,7 +164,7 @@ ANALYZE snap_t;`, *rows))
 	psql := exec.Command(filepath.Join(testenv.PGBinDir(), "psql"), "-h", pg.Host, "-p", fmt.Sprint(pg.Port), "-U", pg.User, "-d", "bench",
 		"-X", "-q", "-c", "COPY (SELECT * FROM snap_t) TO STDOUT")
 	psql.Stdout = devnull
-	start = time.Now()
+	start := time.Now()
 	err = psql.Run()
 	psqlD := time.Since(start)
 	devnull.Close()
@@ -164,24 +172,54 @@ ANALYZE snap_t;`, *rows))
 		return fmt.Errorf("psql COPY: %w", err)
 	}
 
-	dir, _ := os.MkdirTemp("", "connectd-bench-")
-	defer os.RemoveAll(dir)
-	d, err := measure.Start(*bin, dir, 0)
-	if err != nil {
-		return err
+	// Each JSON run reads the table in a fresh connectd (its own slot and
+	// topics) right after a COPY of its own: the ratio of a run compares
+	// two measurements taken seconds apart.
+	runs := max(1, *snapRuns)
+	var snapDs, copyDs []time.Duration
+	var ratios []float64
+	var d *measure.Daemon
+	for i := 0; i < runs; i++ {
+		if i > 0 {
+			if copyD, err = copyRef(); err != nil {
+				return err
+			}
+		}
+		dir, _ := os.MkdirTemp("", "connectd-bench-")
+		defer os.RemoveAll(dir)
+		if d != nil {
+			d.Stop()
+		}
+		if d, err = measure.Start(*bin, dir, 0); err != nil {
+			return err
+		}
+		defer d.Stop()
+		cfg := connector(pg, "snap_t", "initial_only")
+		if i > 0 {
+			cfg["topic.prefix"], cfg["slot.name"] = fmt.Sprintf("bench%d", i), fmt.Sprintf("slot_snap_t_%d", i)
+		}
+		before, cpu0 := measure.LoadAvg(), d.CPU()
+		start = time.Now()
+		if err := d.Create("snap", cfg); err != nil {
+			return err
+		}
+		if err := d.WaitCount(cfg["topic.prefix"]+".public.snap_t", int64(*rows), 20*time.Minute); err != nil {
+			return err
+		}
+		snapD := time.Since(start)
+		name := "snapshot JSON"
+		if runs > 1 {
+			name = fmt.Sprintf("snapshot JSON (run %d/%d)", i+1, runs)
+		}
+		report(name, *rows, snapD, "COPY TO STDOUT", copyD, fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row; loadavg %s → %s",
+			d.PeakRSS(), measure.MicrosPer(d.CPU()-cpu0, *rows), before, measure.LoadAvg()))
+		snapDs, copyDs = append(snapDs, snapD), append(copyDs, copyD)
+		ratios = append(ratios, copyD.Seconds()/snapD.Seconds())
 	}
-	defer d.Stop()
-	before, cpu0 := measure.LoadAvg(), d.CPU()
-	start = time.Now()
-	if err := d.Create("snap", connector(pg, "snap_t", "initial_only")); err != nil {
-		return err
+	snapD := median(snapDs)
+	if runs > 1 {
+		report("snapshot JSON (median)", *rows, snapD, "COPY TO STDOUT (median)", median(copyDs), fmt.Sprintf("median of the runs' ratios %.2f (%d runs)", median(ratios), runs))
 	}
-	if err := d.WaitCount("bench.public.snap_t", int64(*rows), 20*time.Minute); err != nil {
-		return err
-	}
-	snapD := time.Since(start)
-	report("snapshot JSON", *rows, snapD, "COPY TO STDOUT", copyD, fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row; loadavg %s → %s",
-		d.PeakRSS(), measure.MicrosPer(d.CPU()-cpu0, *rows), before, measure.LoadAvg()))
 	report("snapshot JSON vs psql", *rows, snapD, "psql COPY > /dev/null", psqlD, "")
 	if !*avroToo {
 		return nil
@@ -191,7 +229,7 @@ ANALYZE snap_t;`, *rows))
 	cfg := connector(pg, "snap_t", "initial_only")
 	cfg["topic.prefix"], cfg["slot.name"] = "benchavro", "slot_snap_avro"
 	avroConverters(cfg, d.Registry)
-	before, cpu0 = measure.LoadAvg(), d.CPU()
+	before, cpu0 := measure.LoadAvg(), d.CPU()
 	start = time.Now()
 	if err := d.Create("snap_avro", cfg); err != nil {
 		return err
@@ -202,6 +240,18 @@ ANALYZE snap_t;`, *rows))
 	report("snapshot Avro", *rows, time.Since(start), "COPY TO STDOUT", copyD, fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row; loadavg %s → %s",
 		d.PeakRSS(), measure.MicrosPer(d.CPU()-cpu0, *rows), before, measure.LoadAvg()))
 	return nil
+}
+
+// median returns the middle value of xs (the mean of the two middle ones
+// for an even count); xs is not changed.
+func median[T time.Duration | float64](xs []T) T {
+	c := slices.Clone(xs)
+	slices.Sort(c)
+	n := len(c)
+	if n%2 == 1 {
+		return c[n/2]
+	}
+	return (c[n/2-1] + c[n/2]) / 2
 }
 
 // ---- streaming backlog ----

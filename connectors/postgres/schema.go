@@ -103,10 +103,35 @@ type cell struct {
 // becomes the column default, else the type's zero value, as Debezium's
 // converters fall back.
 func (ts *tableSchema) convert(cells []cell) ([]any, error) {
-	if len(cells) != len(ts.cols) {
-		return nil, fmt.Errorf("postgres: %s: row has %d columns, schema has %d", ts.table.ID(), len(cells), len(ts.cols))
-	}
 	out := make([]any, ts.fields)
+	if err := ts.convertInto(cells, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// convertRow is convert for a row that becomes the value struct of an
+// event (rowOwning), allocated with its values in one object.
+func (ts *tableSchema) convertRow(cells []cell) (*connect.Struct, []any, error) {
+	if ts.fields != len(ts.value.Fields) {
+		vals, err := ts.convert(cells)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ts.rowOwning(vals), vals, nil
+	}
+	st := connect.NewStruct(ts.value)
+	if err := ts.convertInto(cells, st.Values); err != nil {
+		return nil, nil, err
+	}
+	return st, st.Values, nil
+}
+
+// convertInto is convert into out (ts.fields values).
+func (ts *tableSchema) convertInto(cells []cell, out []any) error {
+	if len(cells) != len(ts.cols) {
+		return fmt.Errorf("postgres: %s: row has %d columns, schema has %d", ts.table.ID(), len(cells), len(ts.cols))
+	}
 	j := 0
 	for i, c := range cells {
 		ct := &ts.cols[i]
@@ -132,7 +157,7 @@ func (ts *tableSchema) convert(cells []cell) ([]any, error) {
 		default:
 			v, err := ct.fromText(c.text)
 			if err != nil {
-				return nil, fmt.Errorf("postgres: %s.%s: %w", ts.table.ID(), ts.table.Columns[i].Name, err)
+				return fmt.Errorf("postgres: %s.%s: %w", ts.table.ID(), ts.table.Columns[i].Name, err)
 			}
 			if ct.post != nil {
 				v = ct.post(v)
@@ -141,7 +166,7 @@ func (ts *tableSchema) convert(cells []cell) ([]any, error) {
 		}
 		j++
 	}
-	return out, nil
+	return nil
 }
 
 func (ts *tableSchema) row(vals []any) *connect.Struct {

@@ -491,12 +491,12 @@ func (t *Task) readChunk(ctx context.Context, rtx pgx.Tx, reader int, ch *snapsh
 					pos += len(b)
 				}
 			}
-			vals, err := st.sch.convert(cells)
+			row, vals, err := st.sch.convertRow(cells)
 			if err != nil {
 				rows.Close()
 				return err
 			}
-			r := t.recordOf(st.sch, envelope.OpRead, nil, st.sch.rowOwning(vals), vals, srcTmpl.build(), offMap)
+			r := t.recordOf(st.sch, envelope.OpRead, nil, row, vals, srcTmpl.build(), offMap)
 			st.counter.rows.Add(1)
 			if err := st.push(r, send); err != nil {
 				rows.Close()
