@@ -1,6 +1,7 @@
 package connect
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/big"
 )
@@ -147,6 +148,23 @@ func DecimalSchema(scale int, optional bool) *Schema {
 
 // TwosComplement encodes the unscaled value as Java's BigInteger.toByteArray:
 // big-endian two's complement, minimal length.
+// AppendTwosComplement appends TwosComplement's bytes to dst; an unscaled
+// value that fits an int64 (every numeric of up to 18 digits) takes no
+// allocation.
+func (d Decimal) AppendTwosComplement(dst []byte) []byte {
+	if !d.Unscaled.IsInt64() {
+		return append(dst, d.TwosComplement()...)
+	}
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(d.Unscaled.Int64()))
+	// Drop the leading bytes that only extend the sign of the next one.
+	i := 0
+	for i < 7 && (b[i] == 0 && b[i+1]&0x80 == 0 || b[i] == 0xff && b[i+1]&0x80 != 0) {
+		i++
+	}
+	return append(dst, b[i:]...)
+}
+
 func (d Decimal) TwosComplement() []byte {
 	x := d.Unscaled
 	if x.Sign() >= 0 {

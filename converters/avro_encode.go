@@ -87,7 +87,8 @@ func compileAvroBase(s *connect.Schema, o avroDataConfig) avroEncFn {
 			if !ok {
 				return fmt.Errorf("avro converter: %T is not a Decimal", v)
 			}
-			w.WriteBytes(d.TwosComplement())
+			var raw [24]byte
+			w.WriteBytes(d.AppendTwosComplement(raw[:0]))
 			return nil
 		}
 	case connect.DateName, connect.TimeName:

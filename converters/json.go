@@ -365,7 +365,8 @@ func (c *JSONConverter) appendValue(dst []byte, p *jsonPlan, v any) ([]byte, err
 		if c.DecimalNumeric {
 			return append(dst, decimalString(d)...), nil
 		}
-		return appendBase64(dst, d.TwosComplement()), nil
+		var raw [24]byte
+		return appendBase64(dst, d.AppendTwosComplement(raw[:0])), nil
 	case logicalDate:
 		if t, ok := v.(time.Time); ok {
 			return strconv.AppendInt(dst, int64(math.Floor(float64(t.Unix())/86400)), 10), nil

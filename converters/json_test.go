@@ -102,12 +102,22 @@ func TestJSONConverterTombstoneAndSchemaless(t *testing.T) {
 
 // BigInteger#toByteArray vectors.
 func TestTwosComplement(t *testing.T) {
-	cases := map[int64][]byte{0: {0}, 127: {0x7f}, 128: {0, 0x80}, -1: {0xff}, -128: {0x80}, -129: {0xff, 0x7f}, 255: {0, 0xff}, -256: {0xff, 0}}
+	cases := map[int64][]byte{0: {0}, 127: {0x7f}, 128: {0, 0x80}, -1: {0xff}, -128: {0x80}, -129: {0xff, 0x7f}, 255: {0, 0xff}, -256: {0xff, 0},
+		32767: {0x7f, 0xff}, 32768: {0, 0x80, 0}, -32768: {0x80, 0}, -32769: {0xff, 0x7f, 0xff},
+		math.MaxInt64: {0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, math.MinInt64: {0x80, 0, 0, 0, 0, 0, 0, 0}}
 	for n, want := range cases {
 		got := connect.Decimal{Unscaled: big.NewInt(n)}.TwosComplement()
 		if string(got) != string(want) {
 			t.Errorf("%d: got %x want %x", n, got, want)
 		}
+		if got := (connect.Decimal{Unscaled: big.NewInt(n)}).AppendTwosComplement([]byte("x")); string(got) != "x"+string(want) {
+			t.Errorf("%d: AppendTwosComplement got %x want %x after the prefix", n, got, want)
+		}
+	}
+	// Beyond int64 (the big.Int path): 2^64 is 01 followed by eight zero bytes.
+	big64 := new(big.Int).Lsh(big.NewInt(1), 64)
+	if got := (connect.Decimal{Unscaled: big64}).AppendTwosComplement(nil); string(got) != "\x01\x00\x00\x00\x00\x00\x00\x00\x00" {
+		t.Errorf("2^64: AppendTwosComplement got %x", got)
 	}
 }
 
