@@ -113,6 +113,15 @@ func (t *SourceTask) Event(rec *connect.SourceRecord) int64 {
 	if t == nil || rec == nil {
 		return 0
 	}
+	return t.EventAt(rec, t.now())
+}
+
+// EventAt is Event with the processing time given: the caller reads the
+// clock once for a poll batch of records.
+func (t *SourceTask) EventAt(rec *connect.SourceRecord, now time.Time) int64 {
+	if t == nil || rec == nil {
+		return 0
+	}
 	v, ok := rec.Value.(*connect.Struct)
 	if !ok || v == nil || v.Schema == nil {
 		return 0
@@ -132,7 +141,6 @@ func (t *SourceTask) Event(rec *connect.SourceRecord) int64 {
 			t.ops[i].Add(1)
 		}
 	}
-	now := t.now()
 	t.lastEventMs.Store(now.UnixMilli())
 	if op == "r" {
 		return 0

@@ -240,8 +240,11 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 			return &TaskError{Task: w.id, Stage: StageTaskPoll, Err: err}
 		}
 		w.metrics.Polled(len(recs))
+		// One clock reading for the batch's metrics (a poll batch takes
+		// milliseconds), not one per record.
+		now := time.Now()
 		for _, rec := range recs {
-			if err := w.send(ctx, rec); err != nil {
+			if err := w.send(ctx, rec, now); err != nil {
 				if ctx.Err() != nil {
 					return nil
 				}
@@ -251,8 +254,10 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 	}
 }
 
-func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord) error {
-	sourceTs := w.metrics.Event(rec)
+// send converts rec and hands it to the producer; now is the time the
+// metrics count it at.
+func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord, now time.Time) error {
+	sourceTs := w.metrics.EventAt(rec, now)
 	rec, err := w.transform(rec)
 	if err != nil {
 		return err
@@ -336,6 +341,7 @@ func (w *workerSourceTask) toKafka(ctx context.Context, rec *connect.SourceRecor
 	var keyBuf, valBuf **[]byte
 	if bufs != nil {
 		keyBuf, valBuf = &bufs.key, &bufs.value
+		bufs.take(w.keyConv, w.valConv)
 	}
 	key, err := convert(w.keyConv, rec.Topic, rec.KeySchema, rec.Key, freeKeyBuffers, keyBuf)
 	if err != nil {
@@ -387,7 +393,11 @@ func convert(conv connect.Converter, topic string, s *connect.Schema, v any, fre
 	if !ok || buf == nil {
 		return conv.FromConnect(topic, s, v)
 	}
-	p := free.get()
+	p := *buf
+	if p == nil {
+		p = free.get()
+	}
+	*buf = nil
 	out, err := ac.AppendFromConnect((*p)[:0], topic, s, v)
 	if err != nil || out == nil {
 		free.put(p)
@@ -412,9 +422,14 @@ func convert(conv connect.Converter, topic string, s *connect.Schema, v any, fre
 // buffer ended up value-sized, twice as many bytes were kept, the budget
 // ran out, and about a third of the records allocated a new value buffer
 // (bench/postgres snapshot, issue 3).
+//
+// Both lists share one lock: a record takes its key and value buffers
+// together (recordBuffers.take) and gives them back together (release),
+// one lock round trip each way instead of two.
 var (
-	freeValueBuffers = &bufferFreeList{budget: recordBufferBudget}
-	freeKeyBuffers   = &bufferFreeList{budget: keyBufferBudget}
+	recordBuffersMu  sync.Mutex
+	freeValueBuffers = &bufferFreeList{mu: &recordBuffersMu, budget: recordBufferBudget}
+	freeKeyBuffers   = &bufferFreeList{mu: &recordBuffersMu, budget: keyBufferBudget}
 )
 
 const (
@@ -432,7 +447,7 @@ const (
 // bufferFreeList is a bounded LIFO list of byte buffers, safe for
 // concurrent use (the poll loop takes, the producer's promises give back).
 type bufferFreeList struct {
-	mu     sync.Mutex
+	mu     *sync.Mutex
 	bufs   []*[]byte
 	bytes  int // capacity of the buffers in bufs
 	budget int
@@ -441,30 +456,47 @@ type bufferFreeList struct {
 // get returns a kept buffer, or a new empty one.
 func (l *bufferFreeList) get() *[]byte {
 	l.mu.Lock()
-	if n := len(l.bufs); n > 0 {
-		p := l.bufs[n-1]
-		l.bufs[n-1] = nil
-		l.bufs = l.bufs[:n-1]
-		l.bytes -= cap(*p)
-		l.mu.Unlock()
-		return p
-	}
+	p := l.pop()
 	l.mu.Unlock()
-	return new([]byte)
+	if p == nil {
+		p = new([]byte)
+	}
+	return p
+}
+
+// pop takes the last kept buffer, or nil; l.mu is held.
+func (l *bufferFreeList) pop() *[]byte {
+	n := len(l.bufs)
+	if n == 0 {
+		return nil
+	}
+	p := l.bufs[n-1]
+	l.bufs[n-1] = nil
+	l.bufs = l.bufs[:n-1]
+	l.bytes -= cap(*p)
+	return p
 }
 
 // put keeps p for reuse when it fits the budget; otherwise p is dropped.
 func (l *bufferFreeList) put(p *[]byte) {
+	l.mu.Lock()
+	l.push(p)
+	l.mu.Unlock()
+}
+
+// push is put with l.mu held; nil is ignored.
+func (l *bufferFreeList) push(p *[]byte) {
+	if p == nil {
+		return
+	}
 	c := cap(*p)
 	if c == 0 || c > maxRecordBuffer {
 		return
 	}
-	l.mu.Lock()
 	if l.bytes+c <= l.budget {
 		l.bufs = append(l.bufs, p)
 		l.bytes += c
 	}
-	l.mu.Unlock()
 }
 
 // recordBuffers are the pooled buffers one produced record's key and value
@@ -474,16 +506,39 @@ type recordBuffers struct{ key, value *[]byte }
 // release gives the buffers back to the pool; the record's Key and Value
 // must not be read afterwards. Nil-safe.
 func (b *recordBuffers) release() {
-	if b == nil {
+	if b == nil || b.key == nil && b.value == nil {
 		return
 	}
-	if b.key != nil {
-		freeKeyBuffers.put(b.key)
-	}
-	if b.value != nil {
-		freeValueBuffers.put(b.value)
-	}
+	recordBuffersMu.Lock()
+	freeKeyBuffers.push(b.key)
+	freeValueBuffers.push(b.value)
+	recordBuffersMu.Unlock()
 	b.key, b.value = nil, nil
+}
+
+// take fills b with a key and a value buffer for converters that append
+// (connect.AppendConverter), under one lock; convert uses them, or gives
+// them back when it fails.
+func (b *recordBuffers) take(keyConv, valConv connect.Converter) {
+	_, k := keyConv.(connect.AppendConverter)
+	_, v := valConv.(connect.AppendConverter)
+	if !k && !v {
+		return
+	}
+	recordBuffersMu.Lock()
+	if k {
+		b.key = freeKeyBuffers.pop()
+	}
+	if v {
+		b.value = freeValueBuffers.pop()
+	}
+	recordBuffersMu.Unlock()
+	if k && b.key == nil {
+		b.key = new([]byte)
+	}
+	if v && b.value == nil {
+		b.value = new([]byte)
+	}
 }
 
 // recordActiveTopic reports topic once per task (WorkerSourceTask's

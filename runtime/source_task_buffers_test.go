@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -11,7 +12,7 @@ import (
 // drops buffers larger than maxRecordBuffer, and hands kept buffers back
 // (with their capacity) before making new ones.
 func TestBufferFreeListBudget(t *testing.T) {
-	l := &bufferFreeList{budget: 10 << 10}
+	l := &bufferFreeList{mu: new(sync.Mutex), budget: 10 << 10}
 	buf := func(c int) *[]byte { b := make([]byte, 0, c); return &b }
 	for i := 0; i < 5; i++ {
 		l.put(buf(4 << 10))
