@@ -64,6 +64,27 @@ func produceClicks(ctx context.Context, t *testing.T, cl *kgo.Client, from, to i
 	}
 }
 
+// clicksCluster starts a kfake cluster with the topics of buildCountJob
+// (clicks, 2 partitions; results) and a producer with manual partitions,
+// closed with the test; ctx ends after timeout.
+func clicksCluster(t *testing.T, timeout time.Duration) (context.Context, []string, *kgo.Client) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "clicks"), kfake.SeedTopics(1, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	brokers := c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	in, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(in.Close)
+	return ctx, brokers, in
+}
+
 // readAll reads topic to its end with the given isolation level.
 func readAll(ctx context.Context, t *testing.T, brokers []string, topic string, iso kgo.IsolationLevel, want int) []*kgo.Record {
 	t.Helper()
@@ -95,19 +116,7 @@ func readAll(ctx context.Context, t *testing.T, brokers []string, topic string, 
 // once with the right count, while read_uncommitted shows the aborted
 // duplicates of the crashed run.
 func TestKafkaExactlyOnceAcrossCrash(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "clicks"), kfake.SeedTopics(1, "results"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	brokers := c.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
-	defer cancel()
-	in, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
+	ctx, brokers, in := clicksCluster(t, 25*time.Second)
 	dir := t.TempDir()
 	cfg := RunConfig{JobID: "counts", Brokers: brokers, CheckpointDir: dir, CheckpointInterval: 50 * time.Millisecond}
 
@@ -283,19 +292,7 @@ func TestKafkaCheckpointRestoreWithoutSink(t *testing.T) {
 // transaction commits, then once more after it; a failing LogSync fails
 // the run and names the checkpoint.
 func TestKafkaCheckpointCallsLogSyncAroundCommit(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "clicks"), kfake.SeedTopics(1, "results"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	brokers := c.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	in, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
+	ctx, brokers, in := clicksCluster(t, 20*time.Second)
 	produceClicks(ctx, t, in, 0, 200)
 
 	var mu sync.Mutex
