@@ -197,7 +197,7 @@ func TestMetricsCountChanges(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connectd status: %v\n%s", err, out)
 	}
-	if !regexp.MustCompile(`(?m)^m\s+RUNNING\s+green\s+0:RUNNING\s+21\s+23\s`).Match(out) || !strings.Contains(string(out), "public.items: 5 / 5 rows") {
+	if !regexp.MustCompile(`(?m)^m\s+RUNNING\s+green\s+0:RUNNING\s+21\s+23\s`).Match(out) || !strings.Contains(string(out), "public.items: 5 rows, done") {
 		t.Fatalf("connectd status output:\n%s", out)
 	}
 }

@@ -49,11 +49,7 @@ func (s Summary) WriteText(w io.Writer) error {
 			}
 			fmt.Fprintf(w, "%s: snapshot %s (%.1f s)\n", c.Name, state, float64(sn.DurationMs)/1000)
 			for _, t := range sn.Tables {
-				est := "?"
-				if t.EstimatedRows >= 0 {
-					est = fmt.Sprint(t.EstimatedRows)
-				}
-				fmt.Fprintf(w, "  %s: %d / %s rows\n", t.Table, t.RowsScanned, est)
+				fmt.Fprintf(w, "  %s: %s\n", t.Table, tableProgress(t))
 			}
 		}
 		traces := []string{c.Trace}
@@ -70,6 +66,19 @@ func (s Summary) WriteText(w io.Writer) error {
 		fmt.Fprintln(w, "no connectors")
 	}
 	return nil
+}
+
+// tableProgress is one table's line of a snapshot: rows read, and while
+// it runs the planner's estimate of its rows (pg_class.reltuples) when
+// there is one; a table never analyzed has none, and "ANALYZE" gives it.
+func tableProgress(t TableSummary) string {
+	switch {
+	case t.Done:
+		return fmt.Sprintf("%d rows, done", t.RowsScanned)
+	case t.EstimatedRows >= 0:
+		return fmt.Sprintf("%d of about %d rows", t.RowsScanned, t.EstimatedRows)
+	}
+	return fmt.Sprintf("%d rows so far (no row estimate: the table was never analyzed)", t.RowsScanned)
 }
 
 // traceSummary is a trace's message without its stack: the first line and
