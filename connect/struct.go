@@ -29,18 +29,42 @@ func NewStruct(s *Schema) *Struct { return NewStructOf(s, len(s.Fields)) }
 
 // NewStructOf returns a struct of schema s with n empty values (n is the
 // number of fields, except for callers that fill Values themselves).
-// Up to 16 values are allocated together with the struct: one object
-// instead of two for every key, row and envelope of a change event, which
-// the garbage collector then has fewer of to find (bench/postgres,
-// issue 3).
+// Up to 16 values are allocated together with the struct, in an array of
+// the next of 1, 2, 3, 4, 6, 8, 10, 12 or 16 values: one object instead of
+// two for every key, row and envelope of a change event, which the
+// garbage collector then has fewer of to find (bench/postgres, issue 3).
 func NewStructOf(s *Schema, n int) *Struct {
 	switch {
+	case n <= 1:
+		b := new(structBlock[[1]any])
+		b.st = Struct{Schema: s, Values: b.vals[:n:n]}
+		return &b.st
+	case n <= 2:
+		b := new(structBlock[[2]any])
+		b.st = Struct{Schema: s, Values: b.vals[:n:n]}
+		return &b.st
+	case n <= 3:
+		b := new(structBlock[[3]any])
+		b.st = Struct{Schema: s, Values: b.vals[:n:n]}
+		return &b.st
 	case n <= 4:
 		b := new(structBlock[[4]any])
 		b.st = Struct{Schema: s, Values: b.vals[:n:n]}
 		return &b.st
+	case n <= 6:
+		b := new(structBlock[[6]any])
+		b.st = Struct{Schema: s, Values: b.vals[:n:n]}
+		return &b.st
 	case n <= 8:
 		b := new(structBlock[[8]any])
+		b.st = Struct{Schema: s, Values: b.vals[:n:n]}
+		return &b.st
+	case n <= 10:
+		b := new(structBlock[[10]any])
+		b.st = Struct{Schema: s, Values: b.vals[:n:n]}
+		return &b.st
+	case n <= 12:
+		b := new(structBlock[[12]any])
 		b.st = Struct{Schema: s, Values: b.vals[:n:n]}
 		return &b.st
 	case n <= 16:
