@@ -543,10 +543,11 @@ func tableList(tables []*snapshotTable) string {
 // snapshot thread and not legacy.snapshot.max.threads, a table with a
 // primary key is split into min(threads x multiplier, rows) ranges of its
 // primary key, rows counted with COUNT(1) and the boundaries taken at the
-// positions i x rows / chunks of the key order, all in tx, the snapshot's
-// transaction, so every chunk sees the rows of the same snapshot. Tables
-// without a primary key, and tables with a snapshot.select.statement.overrides
-// statement (Debezium's chunked snapshot ignores overrides), are read whole.
+// positions i x rows / chunks of the key order (chunkBounds), all in tx,
+// the snapshot's transaction, so every chunk sees the rows of the same
+// snapshot. Tables without a primary key, and tables with a
+// snapshot.select.statement.overrides statement (Debezium's chunked
+// snapshot ignores overrides), are read whole.
 func (t *Task) chunkTable(ctx context.Context, tx pgx.Tx, st *snapshotTable) ([]string, error) {
 	c := t.cfg
 	pk := st.sch.table.PrimaryKey
@@ -562,38 +563,15 @@ func (t *Task) chunkTable(ctx context.Context, tx pgx.Tx, st *snapshotTable) ([]
 	if n <= 1 {
 		return []string{""}, nil
 	}
+	bounds, err := chunkBounds(ctx, tx, name, pk, rowCount, n)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: snapshot: chunk boundaries of %s: %w", st.sch.table.ID(), err)
+	}
 	cols := make([]string, len(pk))
-	lits := make([]string, len(pk))
 	for i, k := range pk {
 		cols[i] = pgx.Identifier{k}.Sanitize()
-		// The key value as a literal cast to its type: the boundary is
-		// compared with the same operators ORDER BY uses.
-		lits[i] = "quote_literal(" + cols[i] + "::text) || '::' || pg_typeof(" + cols[i] + ")::text"
 	}
 	key := "(" + strings.Join(cols, ", ") + ")"
-	q := "SELECT " + strings.Join(lits, ", ") + " FROM " + name + " ORDER BY " + strings.Join(cols, ", ") + " OFFSET $1 LIMIT 1"
-	var bounds []string
-	for i := int64(1); i < int64(n); i++ {
-		var vals []string
-		rows, err := tx.Query(ctx, q, i*rowCount/int64(n))
-		if err == nil {
-			vals, err = pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) ([]string, error) {
-				out := make([]string, len(pk))
-				ptrs := make([]any, len(pk))
-				for j := range out {
-					ptrs[j] = &out[j]
-				}
-				return out, r.Scan(ptrs...)
-			})
-		}
-		if err != nil {
-			return nil, fmt.Errorf("postgres: snapshot: chunk boundary %d of %s: %w", i, st.sch.table.ID(), err)
-		}
-		b := "(" + strings.Join(vals, ", ") + ")"
-		if len(bounds) == 0 || bounds[len(bounds)-1] != b {
-			bounds = append(bounds, b)
-		}
-	}
 	wheres := make([]string, 0, len(bounds)+1)
 	for i := 0; i <= len(bounds); i++ {
 		var cond []string
@@ -606,6 +584,97 @@ func (t *Task) chunkTable(ctx context.Context, tx pgx.Tx, st *snapshotTable) ([]
 		wheres = append(wheres, " WHERE "+strings.Join(cond, " AND "))
 	}
 	return wheres, nil
+}
+
+// chunkQuerier is what chunkBounds needs of a connection or transaction.
+type chunkQuerier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// chunkBounds returns the n-1 boundaries of a table's n chunks, each the
+// row-value literal "(k1::type1, k2::type2, ...)" of the primary key pk
+// (column names, in key order) of the row at the 0-based position
+// i x rows / n (i = 1..n-1) of the key order of table name (an already
+// quoted identifier), consecutive equal boundaries merged. rows is the
+// table's COUNT(1) in the same transaction. The literals are cast to the
+// columns' types so a chunk's WHERE compares them with the operators
+// ORDER BY uses. A position past the rows the query sees (a table shrunk
+// since rows was counted, only possible without a shared snapshot) yields
+// no boundary: the last chunk, unbounded above, reads what is left.
+//
+// All boundaries come from one pass over the key order:
+//
+//	SELECT <literals of k1..kN> FROM (SELECT <pk> AS k1.., row_number()
+//	  OVER (ORDER BY <pk>) AS rn FROM t) s WHERE rn = ANY($1) AND rn <= $2
+//
+// $1 the positions + 1, $2 the last of them; rn <= $2 is a run condition
+// (PostgreSQL 15+) that ends the scan after the last boundary. One query
+// with OFFSET i x rows / n LIMIT 1 per boundary, as before, read up to the
+// whole table per boundary: about n/2 table scans before the first row.
+//
+// Debezium 3.4+ (ChunkBoundaryCalculator.calculateBoundaries) also issues
+// one query per boundary (JdbcConnection.buildSelectPrimaryKeyBoundaries,
+// ORDER BY the key OFFSET p LIMIT 1; later versions start each query after
+// the previous boundary and skip chunkSize rows, which still reads the
+// table once per boundary query), with chunkSize = rows / n and positions
+// i x chunkSize, so its last chunk takes the remainder rows % n. connectd
+// takes i x rows / n, which spreads the remainder over the chunks: the
+// same number of chunks, boundaries off by at most n-1 rows.
+func chunkBounds(ctx context.Context, q chunkQuerier, name string, pk []string, rows int64, n int) ([]string, error) {
+	if n <= 1 || rows <= 0 {
+		return nil, nil
+	}
+	cols := make([]string, len(pk))
+	aliases := make([]string, len(pk))
+	lits := make([]string, len(pk))
+	for i, k := range pk {
+		cols[i] = pgx.Identifier{k}.Sanitize()
+		// k1, k2, ...: a key column named rn does not clash with the row number.
+		a := "k" + strconv.Itoa(i+1)
+		aliases[i] = cols[i] + " AS " + a
+		lits[i] = "quote_literal(" + a + "::text) || '::' || pg_typeof(" + a + ")::text"
+	}
+	pos := make([]int64, 0, n-1)
+	for i := int64(1); i < int64(n); i++ {
+		pos = append(pos, i*rows/int64(n)+1)
+	}
+	sql := "SELECT rn, " + strings.Join(lits, ", ") + " FROM (SELECT " + strings.Join(aliases, ", ") +
+		", row_number() OVER (ORDER BY " + strings.Join(cols, ", ") + ") AS rn FROM " + name +
+		") s WHERE rn = ANY($1::bigint[]) AND rn <= $2 ORDER BY rn"
+	rs, err := q.Query(ctx, sql, pos, pos[len(pos)-1])
+	if err != nil {
+		return nil, err
+	}
+	at := make(map[int64]string, len(pos))
+	vals := make([]string, len(pk))
+	ptrs := make([]any, len(pk)+1)
+	var rn int64
+	ptrs[0] = &rn
+	for j := range vals {
+		ptrs[j+1] = &vals[j]
+	}
+	for rs.Next() {
+		if err := rs.Scan(ptrs...); err != nil {
+			rs.Close()
+			return nil, err
+		}
+		at[rn] = "(" + strings.Join(vals, ", ") + ")"
+	}
+	rs.Close()
+	if err := rs.Err(); err != nil {
+		return nil, err
+	}
+	var bounds []string
+	for _, p := range pos {
+		b, ok := at[p]
+		if !ok {
+			break
+		}
+		if len(bounds) == 0 || bounds[len(bounds)-1] != b {
+			bounds = append(bounds, b)
+		}
+	}
+	return bounds, nil
 }
 
 // chunkCount is Debezium's calculateChunkCount: threads x multiplier chunks,

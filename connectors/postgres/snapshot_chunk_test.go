@@ -9,6 +9,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/testenv"
+	"github.com/jackc/pgx/v5"
 )
 
 // TestChunkCount checks chunkCount against Debezium 3.6's
@@ -194,5 +195,140 @@ func TestGuardrailCollectionsMax(t *testing.T) {
 	}
 	if !strings.Contains(lb.String(), "guardrail: the connector captures 3 tables, more than guardrail.collections.max=2") {
 		t.Errorf("warn: no guardrail warning in the log:\n%s", lb.String())
+	}
+}
+
+// offsetBounds is the boundary formulation chunkBounds replaced, kept here
+// as its reference: one "ORDER BY <pk> OFFSET i x rows / n LIMIT 1" query
+// per boundary, consecutive equal boundaries merged.
+func offsetBounds(t *testing.T, conn *pgx.Conn, name string, pk []string, rows int64, n int) []string {
+	t.Helper()
+	cols := make([]string, len(pk))
+	lits := make([]string, len(pk))
+	for i, k := range pk {
+		cols[i] = pgx.Identifier{k}.Sanitize()
+		lits[i] = "quote_literal(" + cols[i] + "::text) || '::' || pg_typeof(" + cols[i] + ")::text"
+	}
+	q := "SELECT " + strings.Join(lits, ", ") + " FROM " + name + " ORDER BY " + strings.Join(cols, ", ") + " OFFSET $1 LIMIT 1"
+	var bounds []string
+	for i := int64(1); i < int64(n); i++ {
+		rs, err := conn.Query(context.Background(), q, i*rows/int64(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals, err := pgx.CollectExactlyOneRow(rs, func(r pgx.CollectableRow) ([]string, error) {
+			out := make([]string, len(pk))
+			ptrs := make([]any, len(pk))
+			for j := range out {
+				ptrs[j] = &out[j]
+			}
+			return out, r.Scan(ptrs...)
+		})
+		if err != nil {
+			t.Fatalf("offset %d: %v", i*rows/int64(n), err)
+		}
+		b := "(" + strings.Join(vals, ", ") + ")"
+		if len(bounds) == 0 || bounds[len(bounds)-1] != b {
+			bounds = append(bounds, b)
+		}
+	}
+	return bounds
+}
+
+// TestChunkBounds checks that chunkBounds' single row_number() pass returns
+// exactly the boundaries of the per-boundary OFFSET queries it replaced, on
+// a composite (text, int) key whose int column is named rn (the name of the
+// row number inside the query) and whose text values need quoting, with an
+// uneven row count (1003 rows, 8 chunks: positions 125, 250, 376, ...), with
+// fewer rows than threads x multiplier (chunkCount caps the chunks at the
+// rows: every row but the first is a boundary) and with more chunks than
+// rows passed directly (repeated positions, merged), and that each
+// boundary literal is a key of the table that ranges built on it split the
+// rows as the positions say.
+func TestChunkBounds(t *testing.T) {
+	pg := testenv.PostgresT(t)
+	ctx := context.Background()
+	if err := pg.CreateDatabase(ctx, "bounds"); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, pg, "bounds", `CREATE TABLE "T x" (k text, rn int, v int, PRIMARY KEY (k, rn));
+		INSERT INTO "T x" SELECT k, g, g FROM unnest(ARRAY['a', 'b''c', 'd e']) k, generate_series(1, 334) g;
+		INSERT INTO "T x" VALUES ('z', 1, 0);
+		CREATE TABLE small (id bigint PRIMARY KEY);
+		INSERT INTO small VALUES (10), (20), (30), (40), (50);`)
+	conn, err := pg.Connect(ctx, "bounds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	big := pgx.Identifier{"public", "T x"}.Sanitize()
+	small := pgx.Identifier{"public", "small"}.Sanitize()
+	for _, c := range []struct {
+		name  string
+		pk    []string
+		rows  int64
+		n     int
+		first string // boundary 1, from the rows inserted above
+	}{
+		// 1003 rows, 8 chunks: position 1003/8 = 125 (0-based) is ('a', 126).
+		{big, []string{"k", "rn"}, 1003, chunkCount(1003, 4, 2), "('a'::text, '126'::integer)"},
+		{big, []string{"k", "rn"}, 1003, 3, "('b''c'::text, '1'::integer)"}, // position 334
+		// 5 rows, 4 threads x 2: chunkCount gives 5 chunks, one row each.
+		{small, []string{"id"}, 5, chunkCount(5, 4, 2), "('20'::bigint)"},
+		// 5 rows, 8 chunks: positions 0,1,1,2,3,3,4 merge into 5 boundaries.
+		{small, []string{"id"}, 5, 8, "('10'::bigint)"},
+	} {
+		want := offsetBounds(t, conn, c.name, c.pk, c.rows, c.n)
+		got, err := chunkBounds(ctx, conn, c.name, c.pk, c.rows, c.n)
+		if err != nil {
+			t.Fatalf("%s n=%d: %v", c.name, c.n, err)
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s n=%d: chunkBounds = %v\nOFFSET queries = %v", c.name, c.n, got, want)
+		}
+		if len(got) == 0 || got[0] != c.first {
+			t.Errorf("%s n=%d: first boundary %v, want %s", c.name, c.n, got, c.first)
+		}
+		// The chunks' ranges hold the rows between the positions.
+		key := "(" + strings.Join(func() []string {
+			q := make([]string, len(c.pk))
+			for i, k := range c.pk {
+				q[i] = pgx.Identifier{k}.Sanitize()
+			}
+			return q
+		}(), ", ") + ")"
+		var total int64
+		for i := 0; i <= len(got); i++ {
+			var cond []string
+			if i > 0 {
+				cond = append(cond, key+" >= "+got[i-1])
+			}
+			if i < len(got) {
+				cond = append(cond, key+" < "+got[i])
+			}
+			var cnt int64
+			if err := conn.QueryRow(ctx, "SELECT count(*) FROM "+c.name+" WHERE "+strings.Join(cond, " AND ")).Scan(&cnt); err != nil {
+				t.Fatal(err)
+			}
+			total += cnt
+		}
+		if total != c.rows {
+			t.Errorf("%s n=%d: chunks hold %d rows, want %d", c.name, c.n, total, c.rows)
+		}
+	}
+	if n := chunkCount(1003, 4, 2); n != 8 {
+		t.Fatalf("chunkCount(1003, 4, 2) = %d, want 8", n)
+	}
+	if got, want := len(offsetBounds(t, conn, small, []string{"id"}, 5, 5)), 4; got != want {
+		t.Fatalf("5 rows, 5 chunks: %d boundaries, want %d", got, want)
+	}
+	// A table shrunk since it was counted: positions past its end give no
+	// boundary instead of an error.
+	got, err := chunkBounds(ctx, conn, small, []string{"id"}, 10, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, " ") != "('30'::bigint) ('50'::bigint)" {
+		t.Errorf("10 rows counted, 5 present: chunkBounds = %v", got)
 	}
 }
