@@ -559,6 +559,9 @@ func (t *Task) chunkTable(ctx context.Context, tx pgx.Tx, st *snapshotTable) ([]
 	if err := tx.QueryRow(ctx, "SELECT count(1) FROM "+name).Scan(&rowCount); err != nil {
 		return nil, fmt.Errorf("postgres: snapshot: count the rows of %s: %w", st.sch.table.ID(), err)
 	}
+	// The snapshot's exact row count replaces the planner's estimate in
+	// the progress (the counters are published later, by progress.start).
+	st.counter.estimated = rowCount
 	n := chunkCount(rowCount, c.snapshotMaxThreads, c.snap.multiplier)
 	if n <= 1 {
 		return []string{""}, nil

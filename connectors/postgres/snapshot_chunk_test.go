@@ -126,6 +126,11 @@ func TestChunkedSnapshot(t *testing.T) {
 	if p := task.SnapshotProgress(); !p.Completed || len(p.Tables) != 3 || p.Tables[0].RowsScanned != 1000 || !p.Tables[0].Done {
 		t.Errorf("progress = %+v", p)
 	}
+	// Never analyzed (reltuples -1): a chunked table's estimate is the
+	// COUNT(1) its chunks were cut by; the unchunked c has none.
+	if p := task.SnapshotProgress(); len(p.Tables) != 3 || p.Tables[0].EstimatedRows != 1000 || p.Tables[1].EstimatedRows != 300 || p.Tables[2].EstimatedRows != -1 {
+		t.Errorf("estimates = %+v, want 1000, 300 (counted), -1 (never analyzed)", p.Tables)
+	}
 }
 
 // TestSnapshotTableOrderByRowCount checks snapshot.tables.order.by.row.count:
