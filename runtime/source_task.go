@@ -267,6 +267,7 @@ func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord, 
 	}
 	s := inflightRecords.Get().(*inflightRecord)
 	if _, err := w.toKafka(ctx, rec, &s.bufs, &s.kr); err != nil {
+		*s = inflightRecord{}
 		inflightRecords.Put(s)
 		return err
 	}
