@@ -161,19 +161,24 @@ func TestSummaryColour(t *testing.T) {
 
 // A snapshot's table lines in the status text: done tables their rows,
 // running ones rows of the planner's estimate, or no estimate for a table
-// never analyzed (pg_class.reltuples -1) instead of a bare "?".
+// never analyzed (pg_class.reltuples -1) instead of a bare "?", and an
+// estimate already passed (stale statistics) not as "N of about M", N > M.
 func TestStatusTextSnapshotTables(t *testing.T) {
 	s := Summary{Connectors: []ConnectorSummary{{Name: "inv", Snapshot: &SnapshotSummary{Running: true, DurationMs: 1500, Tables: []TableSummary{
 		{Table: "public.a", RowsScanned: 10, EstimatedRows: 10, Done: true},
 		{Table: "public.b", RowsScanned: 5, EstimatedRows: 1000},
 		{Table: "public.c", RowsScanned: 7, EstimatedRows: -1},
+		{Table: "public.d", RowsScanned: 1001, EstimatedRows: 1000},
+		{Table: "public.e", RowsScanned: 3, EstimatedRows: 0},
 	}}}}}
 	var buf bytes.Buffer
 	if err := s.WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"inv: snapshot running (1.5 s)", "  public.a: 10 rows, done\n", "  public.b: 5 of about 1000 rows\n",
-		"  public.c: 7 rows so far (no row estimate: the table was never analyzed)\n"} {
+		"  public.c: 7 rows so far (no row estimate: the table was never analyzed)\n",
+		"  public.d: 1001 rows so far (more than the estimate of 1000 rows: the table's statistics are stale, ANALYZE refreshes them)\n",
+		"  public.e: 3 rows so far (more than the estimate of 0 rows: the table's statistics are stale, ANALYZE refreshes them)\n"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Fatalf("status text lacks %q:\n%s", want, buf.String())
 		}

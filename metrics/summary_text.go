@@ -71,10 +71,15 @@ func (s Summary) WriteText(w io.Writer) error {
 // tableProgress is one table's line of a snapshot: rows read, and while
 // it runs the planner's estimate of its rows (pg_class.reltuples) when
 // there is one; a table never analyzed has none, and "ANALYZE" gives it.
+// An estimate the rows read have passed (statistics older than the rows,
+// e.g. reltuples 0 of a table analyzed while empty) is printed as such
+// rather than as "N of about M" with N > M.
 func tableProgress(t TableSummary) string {
 	switch {
 	case t.Done:
 		return fmt.Sprintf("%d rows, done", t.RowsScanned)
+	case t.EstimatedRows >= 0 && t.RowsScanned > t.EstimatedRows:
+		return fmt.Sprintf("%d rows so far (more than the estimate of %d rows: the table's statistics are stale, ANALYZE refreshes them)", t.RowsScanned, t.EstimatedRows)
 	case t.EstimatedRows >= 0:
 		return fmt.Sprintf("%d of about %d rows", t.RowsScanned, t.EstimatedRows)
 	}

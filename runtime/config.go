@@ -71,6 +71,20 @@ func (c WorkerConfig) Int(key string) (int, error) {
 	return n, nil
 }
 
+// Bool returns key as a bool: "true" or "false" in any case, else an
+// error in Kafka's ConfigDef wording for a BOOLEAN (a typo such as "yes"
+// must not silently read as false).
+func (c WorkerConfig) Bool(key string) (bool, error) {
+	switch v := strings.TrimSpace(c.Get(key)); {
+	case strings.EqualFold(v, "true"):
+		return true, nil
+	case strings.EqualFold(v, "false"):
+		return false, nil
+	default:
+		return false, fmt.Errorf("Invalid value %s for configuration %s: Expected value to be either true or false", v, key)
+	}
+}
+
 // RESTAddr returns host:port of the first listener.
 func (c WorkerConfig) RESTAddr() (string, error) {
 	l := strings.TrimSpace(strings.Split(c.Get("listeners"), ",")[0])

@@ -56,7 +56,11 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 		if err := forgetPersistedSASLUsers(cfg, cfg.Get("data.dir")); err != nil {
 			return nil, err
 		}
-		b, err := StartEmbeddedBroker(cfg.Get("embedded.kafka.listener"), cfg.Get("data.dir"), strings.EqualFold(cfg.Get("embedded.kafka.sync.writes"), "true"), sec...)
+		syncWrites, err := cfg.Bool("embedded.kafka.sync.writes")
+		if err != nil {
+			return nil, err
+		}
+		b, err := StartEmbeddedBroker(cfg.Get("embedded.kafka.listener"), cfg.Get("data.dir"), syncWrites, sec...)
 		if err != nil {
 			return nil, err
 		}
