@@ -305,6 +305,17 @@ func cleanShutdownBefore(dataDir string) (bool, error) {
 	return true, syncDir(dataDir)
 }
 
+// uncleanShutdown reports whether dataDir holds a broker log that was not
+// marked clean at its last stop (a crash, SIGKILL): the next start
+// recovers it. It changes nothing (cleanShutdownBefore takes the mark).
+func uncleanShutdown(dataDir string) bool {
+	if _, err := os.Stat(filepath.Join(dataDir, "kafka")); err != nil {
+		return false // no log yet: a first start
+	}
+	_, err := os.Stat(filepath.Join(dataDir, cleanShutdownFile))
+	return errors.Is(err, os.ErrNotExist)
+}
+
 // markCleanShutdown records that the broker under dataDir saved its state.
 func markCleanShutdown(dataDir string) error {
 	f, err := os.Create(filepath.Join(dataDir, cleanShutdownFile))

@@ -217,3 +217,25 @@ func TestEmbeddedBrokerWithoutSyncWritesSyncsOnRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// uncleanShutdown: no log yet is a first start; a log a clean Close marked
+// is clean; a copy of a running broker's data dir (what a SIGKILL leaves)
+// is not — and asking changes nothing.
+func TestUncleanShutdown(t *testing.T) {
+	dir := t.TempDir()
+	if uncleanShutdown(dir) {
+		t.Fatal("an empty data dir is a first start, not a crash")
+	}
+	b, err := StartEmbeddedBroker(freeAddr(t), dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed := crashCopy(t, dir)
+	b.Close()
+	if uncleanShutdown(dir) {
+		t.Fatal("a cleanly closed broker's log counts as a crash")
+	}
+	if !uncleanShutdown(crashed) || !uncleanShutdown(crashed) {
+		t.Fatal("a running broker's copy must count as a crash, every time it is asked")
+	}
+}

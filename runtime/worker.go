@@ -60,6 +60,12 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 		if err != nil {
 			return nil, err
 		}
+		if uncleanShutdown(cfg.Get("data.dir")) {
+			// The recovery reads the whole log before the broker (and the
+			// REST API) answer: say why the start takes a while.
+			log.Info("embedded Kafka broker: the last run did not stop cleanly; checking the log's indexes and ending the transactions it left open before starting",
+				"data.dir", cfg.Get("data.dir"))
+		}
 		b, err := StartEmbeddedBroker(cfg.Get("embedded.kafka.listener"), cfg.Get("data.dir"), syncWrites, sec...)
 		if err != nil {
 			return nil, err
@@ -68,7 +74,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 		w.Brokers = []string{b.Addr()}
 		w.ClusterID = b.ClusterID()
 		committed, aborted := b.RecoveredTransactions()
-		log.Info("embedded Kafka broker started", "listener", b.Addr(), "data.dir", cfg.Get("data.dir"),
+		log.Info("embedded Kafka broker started", "listener", b.Addr(), "data.dir", cfg.Get("data.dir"), "sync.writes", syncWrites,
 			"crash.transactions.committed", committed, "crash.transactions.aborted", aborted,
 			"crash.indexes.repaired", len(b.RepairedIndexes()))
 	}
