@@ -223,18 +223,7 @@ func (o *shuffleWatermarkOp) processElement(e element[Message]) {
 }
 
 func (o *shuffleWatermarkOp) advance() {
-	wm, maxAll, active := int64(math.MaxInt64), MinWatermark, 0
-	for _, u := range o.ups {
-		maxAll = max(maxAll, u.Watermark)
-		if u.Idle {
-			continue
-		}
-		wm = min(wm, u.Watermark)
-		active++
-	}
-	if active == 0 {
-		wm = maxAll
-	}
+	wm, _ := valveWatermark(len(o.ups), func(i int) (int64, bool) { return o.ups[i].Watermark, o.ups[i].Idle })
 	if wm > o.current {
 		o.current = wm
 		o.out.emitWatermark(wm)

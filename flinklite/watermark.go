@@ -90,31 +90,19 @@ func (w *watermarkOp[T]) currentWatermark() int64 { return w.current }
 func (w *watermarkOp[T]) processWatermark(int64) {}
 
 func (w *watermarkOp[T]) tick(now time.Time) {
-	min, maxAll := int64(0), MinWatermark
-	active := 0
 	for i := range w.parts {
 		p := &w.parts[i]
 		if w.strat.IdleTimeout > 0 && now.Sub(p.lastActive) >= w.strat.IdleTimeout {
 			p.idle = true
 		}
-		wm := MinWatermark
-		if p.MaxTs != MinWatermark {
-			wm = p.MaxTs - w.ooo - 1
-		}
-		maxAll = max(maxAll, wm)
-		if p.idle {
-			continue
-		}
-		if active == 0 || wm < min {
-			min = wm
-		}
-		active++
 	}
-	// All partitions idle: the watermark is the maximum over partitions,
-	// as Flink's StatusWatermarkValve flushes when every channel is idle.
-	if active == 0 {
-		min = maxAll
-	}
+	min, idle := valveWatermark(len(w.parts), func(i int) (int64, bool) {
+		p := &w.parts[i]
+		if p.MaxTs == MinWatermark {
+			return MinWatermark, p.idle
+		}
+		return p.MaxTs - w.ooo - 1, p.idle
+	})
 	if min > w.current {
 		w.current = min
 		w.out.emitWatermark(min)
@@ -122,10 +110,32 @@ func (w *watermarkOp[T]) tick(now time.Time) {
 	// The status goes idle after the flushed watermark, as Flink's
 	// StatusWatermarkValve; downstream of a shuffle (ToKafkaShuffle) an
 	// idle upstream no longer holds the watermark back.
-	if idle := active == 0; idle != w.idle {
+	if idle != w.idle {
 		w.idle = idle
 		w.out.emitStatus(idle)
 	}
+}
+
+// valveWatermark combines the watermarks of n channels (at gives channel
+// i's watermark and whether it is idle) as Flink's StatusWatermarkValve:
+// the minimum over the channels that are not idle, or, when every channel
+// is idle (allIdle), the maximum over all of them. With no channel it is
+// MinWatermark, all idle.
+func valveWatermark(n int, at func(i int) (wm int64, idle bool)) (wm int64, allIdle bool) {
+	wm, maxAll, active := int64(math.MaxInt64), MinWatermark, 0
+	for i := 0; i < n; i++ {
+		w, idle := at(i)
+		maxAll = max(maxAll, w)
+		if idle {
+			continue
+		}
+		wm = min(wm, w)
+		active++
+	}
+	if active == 0 {
+		return maxAll, true
+	}
+	return wm, false
 }
 
 type watermarkSnapshot struct {
