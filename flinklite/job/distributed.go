@@ -212,11 +212,9 @@ func (m *Manager) deleteDistributed(ctx context.Context, id string) error {
 	d := m.dist
 	d.createMu.Lock()
 	defer d.createMu.Unlock()
-	m.mu.Lock()
-	j, ok := m.jobs[id]
-	m.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("job %s: %w", id, ErrNotFound)
+	j, err := m.job(id)
+	if err != nil {
+		return err
 	}
 	if err := d.specs.Send(ctx, []byte(specKeyPrefix+id), nil); err != nil {
 		return err

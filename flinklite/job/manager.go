@@ -307,13 +307,22 @@ type Info struct {
 	Distributed *DistributedInfo `json:"distributed,omitempty"`
 }
 
-// Get returns the job's state and figures. Errors: ErrNotFound.
-func (m *Manager) Get(id string) (Info, error) {
+// job returns the running job id. Errors: ErrNotFound.
+func (m *Manager) job(id string) (*runningJob, error) {
 	m.mu.Lock()
 	j, ok := m.jobs[id]
 	m.mu.Unlock()
 	if !ok {
-		return Info{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
+		return nil, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	}
+	return j, nil
+}
+
+// Get returns the job's state and figures. Errors: ErrNotFound.
+func (m *Manager) Get(id string) (Info, error) {
+	j, err := m.job(id)
+	if err != nil {
+		return Info{}, err
 	}
 	j.mu.Lock()
 	info := Info{ID: id, State: j.state, Trace: j.trace, Restarts: j.restart, Spec: redacted(j.rec.Spec)}
@@ -587,11 +596,9 @@ func (m *Manager) kafkaClient(opts ...kgo.Opt) (*kgo.Client, error) {
 // of job id (Flink's GET /jobs/:jobid/savepoints/:triggerid). Errors:
 // ErrNotFound, ErrTriggerNotFound.
 func (m *Manager) SavepointStatus(id, trigger string) (SavepointStatus, error) {
-	m.mu.Lock()
-	j, ok := m.jobs[id]
-	m.mu.Unlock()
-	if !ok {
-		return SavepointStatus{}, fmt.Errorf("job %s: %w", id, ErrNotFound)
+	j, err := m.job(id)
+	if err != nil {
+		return SavepointStatus{}, err
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
