@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -187,14 +186,7 @@ func committedTotals(ctx context.Context, t *testing.T, brokers []string, topic 
 // result of each (customer, window) must equal them, and a read_committed
 // consumer sees each (window, customer, firing) once.
 func TestDistributedJobRepartitions(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	brokers := c.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx, brokers := seededCluster(t, 4, "orders", 90*time.Second)
 	in, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		t.Fatal(err)
@@ -304,14 +296,7 @@ func TestDistributedJobRepartitions(t *testing.T) {
 // wrong. The pebble state backend and savepoints are refused: a
 // distributed job's state is one Kafka record per partition.
 func TestDistributedJobKeyedByInputKey(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	brokers := c.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx, brokers := seededCluster(t, 2, "orders", 60*time.Second)
 	in, err := kgo.NewClient(kgo.SeedBrokers(brokers...))
 	if err != nil {
 		t.Fatal(err)

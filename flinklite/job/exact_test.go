@@ -18,7 +18,6 @@ import (
 	"github.com/connectd/connectd/sinks/jdbc"
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -94,14 +93,7 @@ func TestExactNumbersEndToEnd(t *testing.T) {
 		"c1": `{"window_start":0,"window_end":60000,"customer":"c1","total":0.30,"avg_amount":0.150000,"max_amount":0.20,"min_amount":0.10,"qty":18014398509481986,"min_qty":9007199254740993,"rate":0.3,"count":2,"firing":0}`,
 		"c2": `{"window_start":0,"window_end":60000,"customer":"c2","total":0.01,"avg_amount":0.010000,"max_amount":0.01,"min_amount":0.01,"qty":-5,"min_qty":-5,"rate":1.005,"count":1,"firing":0}`,
 	}
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "dbserver1.shop.orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	brokers := c.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx, brokers := seededCluster(t, 1, "dbserver1.shop.orders", 2*time.Minute)
 	in, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic("dbserver1.shop.orders"))
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/flinklite"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -60,14 +59,7 @@ const hoppingSpec = `{
 // force over the clicks, as the window definitions of Flink's
 // SlidingEventTimeWindows.
 func TestCompiledSpecWithSavepoint(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(2, "clicks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	brokers := c.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	ctx, brokers := seededCluster(t, 2, "clicks", 30*time.Second)
 	in, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/flinklite"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -18,14 +17,7 @@ import (
 // after that is later than allowedLateness (0) and goes to the lateOutput
 // topic, with its event time, instead of being dropped.
 func TestSpecSessionWindowAndLateOutput(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "clicks"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	brokers := c.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	ctx, brokers := seededCluster(t, 1, "clicks", 20*time.Second)
 	in, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.DefaultProduceTopic("clicks"))
 	if err != nil {
 		t.Fatal(err)

@@ -66,6 +66,21 @@ func bruteTotals(os []order) map[string]string {
 	return want
 }
 
+// seededCluster starts a one-broker kfake cluster with topic (partitions
+// partitions), closed with the test, and a context that ends after
+// timeout.
+func seededCluster(t *testing.T, partitions int32, topic string, timeout time.Duration) (context.Context, []string) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	return ctx, c.ListenAddrs()
+}
+
 func newManualProducer(t *testing.T, brokers []string) *kgo.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -88,14 +103,7 @@ func newManualProducer(t *testing.T, brokers []string) *kgo.Client {
 // counted. Expected values are the tumbling sums of all orders computed
 // here (brute force); a dropped row would make its window differ.
 func TestDistributedJobLaggingSourcePartition(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	brokers := c.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	ctx, brokers := seededCluster(t, 4, "orders", 90*time.Second)
 	in := newManualProducer(t, brokers)
 	defer in.Close()
 
@@ -181,14 +189,7 @@ func TestDistributedJobLaggingSourcePartition(t *testing.T) {
 // Without idleness the same job stalls at MinWatermark, as
 // TestDistributedJobLaggingSourcePartition checks before the lagging rows.
 func TestDistributedJobIdleSourcePartition(t *testing.T) {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(4, "orders"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	brokers := c.ListenAddrs()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	ctx, brokers := seededCluster(t, 4, "orders", 60*time.Second)
 	in := newManualProducer(t, brokers)
 	defer in.Close()
 
