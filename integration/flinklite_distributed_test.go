@@ -183,31 +183,8 @@ func TestFlinkliteDistributedJobSurvivesSIGKILL(t *testing.T) {
 		}
 	}
 
-	conn, err := pg.Connect(ctx, "inventory")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	exec := func(sql string, args ...any) {
-		if _, err := conn.Exec(ctx, sql, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	change := func(n int) {
-		for i := 0; i < n; i++ {
-			id := 1 + rng.Intn(300)
-			switch rng.Intn(5) {
-			case 0:
-				exec(`DELETE FROM inventory.shop_orders WHERE id = $1`, id)
-			case 1:
-				exec(`UPDATE inventory.shop_orders SET customer = $2 WHERE id = $1`, id, fmt.Sprintf("c%d", rng.Intn(6)))
-			case 2:
-				exec(`UPDATE inventory.shop_orders SET created_at = created_at + interval '7 minutes' WHERE id = $1`, id)
-			default:
-				exec(`UPDATE inventory.shop_orders SET amount = amount + $2 WHERE id = $1`, id, 1+rng.Intn(100))
-			}
-		}
-	}
+	orders := openShopOrders(ctx, t, pg, rng)
+	exec, change := orders.exec, orders.change
 
 	// The snapshot's windows fire before the rows change: the watermark
 	// of every window partition (the minimum of the 4 source partitions'
@@ -237,47 +214,8 @@ func TestFlinkliteDistributedJobSurvivesSIGKILL(t *testing.T) {
 		exec(`INSERT INTO inventory.shop_orders VALUES ($1, $2, 0, $3)`, 1000+k, fmt.Sprintf("flush%d", k), base.Add(3*time.Hour))
 	}
 
-	query := func(sql string) []string {
-		rows, err := conn.Query(ctx, sql)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var c, start string
-			var total, count int64
-			if err := rows.Scan(&c, &start, &total, &count); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, fmt.Sprintf("%s@%s=%d/%d", c, start, total, count))
-		}
-		if rows.Err() != nil {
-			t.Fatal(rows.Err())
-		}
-		return out
-	}
-	want := query(`SELECT customer, to_char(to_timestamp(floor(extract(epoch FROM created_at) / 300) * 300) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'),
-		sum(amount)::bigint, count(*) FROM inventory.shop_orders WHERE customer NOT LIKE 'flush%' GROUP BY 1, 2 ORDER BY 1, 2`)
-	const got = `SELECT customer, to_char(window_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), total::bigint, count
-		FROM inventory.customer_totals WHERE customer NOT LIKE 'flush%' ORDER BY 1, 2`
-	var have []string
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var exists bool
-		if err := conn.QueryRow(ctx, `SELECT to_regclass('inventory.customer_totals') IS NOT NULL`).Scan(&exists); err != nil {
-			t.Fatal(err)
-		}
-		if exists {
-			if have = query(got); strings.Join(have, "\n") == strings.Join(want, "\n") {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("upsert table never matched SQL on the source\nhave %v\nwant %v\njob %+v", have, want, info(ws[0]))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	want := orders.sourceTotals(`customer NOT LIKE 'flush%'`)
+	orders.waitUpsertTable(`customer NOT LIKE 'flush%'`, want, 60*time.Second, func() any { return info(ws[0]) })
 
 	results, updates := checkCommittedWindowResults(ctx, t, bootstrap, want, func(c string) bool { return strings.HasPrefix(c, "flush") })
 	if updates == 0 {

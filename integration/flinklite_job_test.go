@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/connectd/connectd/internal/testenv"
+	"github.com/jackc/pgx/v5"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -110,31 +112,8 @@ func TestFlinkliteJobSurvivesSIGKILL(t *testing.T) {
 		}
 	}
 
-	conn, err := pg.Connect(ctx, "inventory")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	exec := func(sql string, args ...any) {
-		if _, err := conn.Exec(ctx, sql, args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	change := func(n int) {
-		for i := 0; i < n; i++ {
-			id := 1 + rng.Intn(300)
-			switch rng.Intn(5) {
-			case 0:
-				exec(`DELETE FROM inventory.shop_orders WHERE id = $1`, id)
-			case 1:
-				exec(`UPDATE inventory.shop_orders SET customer = $2 WHERE id = $1`, id, fmt.Sprintf("c%d", rng.Intn(6)))
-			case 2:
-				exec(`UPDATE inventory.shop_orders SET created_at = created_at + interval '7 minutes' WHERE id = $1`, id)
-			default:
-				exec(`UPDATE inventory.shop_orders SET amount = amount + $2 WHERE id = $1`, id, 1+rng.Intn(100))
-			}
-		}
-	}
+	orders := openShopOrders(ctx, t, pg, rng)
+	exec, change := orders.exec, orders.change
 
 	// The snapshot reaches the job and a checkpoint commits part of it.
 	before := waitJob("checkpointed the snapshot", func(ji jobInfo) bool {
@@ -150,47 +129,8 @@ func TestFlinkliteJobSurvivesSIGKILL(t *testing.T) {
 	exec(`INSERT INTO inventory.shop_orders VALUES (1000, 'flush', 0, $1)`, base.Add(3*time.Hour))
 
 	// Expected: the same aggregate by SQL on the source.
-	query := func(sql string) []string {
-		rows, err := conn.Query(ctx, sql)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var c, start string
-			var total, count int64
-			if err := rows.Scan(&c, &start, &total, &count); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, fmt.Sprintf("%s@%s=%d/%d", c, start, total, count))
-		}
-		if rows.Err() != nil {
-			t.Fatal(rows.Err())
-		}
-		return out
-	}
-	want := query(`SELECT customer, to_char(to_timestamp(floor(extract(epoch FROM created_at) / 300) * 300) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'),
-		sum(amount)::bigint, count(*) FROM inventory.shop_orders WHERE customer <> 'flush' GROUP BY 1, 2 ORDER BY 1, 2`)
-	const got = `SELECT customer, to_char(window_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), total::bigint, count
-		FROM inventory.customer_totals WHERE customer <> 'flush' ORDER BY 1, 2`
-	var have []string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		var exists bool
-		if err := conn.QueryRow(ctx, `SELECT to_regclass('inventory.customer_totals') IS NOT NULL`).Scan(&exists); err != nil {
-			t.Fatal(err)
-		}
-		if exists {
-			if have = query(got); strings.Join(have, "\n") == strings.Join(want, "\n") {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("upsert table never matched SQL on the source\nhave %v\nwant %v\njob %+v", have, want, info())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	want := orders.sourceTotals(`customer <> 'flush'`)
+	orders.waitUpsertTable(`customer <> 'flush'`, want, 30*time.Second, func() any { return info() })
 	// The restarted job restored its checkpoint: its checkpoint ids go on
 	// from the committed one instead of starting again at 1.
 	after := waitJob("checkpointed after the restart", func(ji jobInfo) bool {
@@ -260,6 +200,108 @@ func TestFlinkliteJobSurvivesSIGKILL(t *testing.T) {
 // watermark-flushing rows) are ignored. It returns the number of distinct
 // results read and how many of them updated an already fired window
 // (firing > 0).
+// shopOrders drives inventory.shop_orders for the flinklite job tests:
+// random changes, the expected 5-minute totals by SQL on the source, and
+// the wait for the job's upsert table (inventory.customer_totals) to hold
+// them.
+type shopOrders struct {
+	ctx  context.Context
+	t    *testing.T
+	conn *pgx.Conn
+	rng  *rand.Rand
+}
+
+// openShopOrders connects to pg's inventory database (closed with the test).
+func openShopOrders(ctx context.Context, t *testing.T, pg *testenv.Postgres, rng *rand.Rand) *shopOrders {
+	t.Helper()
+	conn, err := pg.Connect(ctx, "inventory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return &shopOrders{ctx: ctx, t: t, conn: conn, rng: rng}
+}
+
+func (o *shopOrders) exec(sql string, args ...any) {
+	if _, err := o.conn.Exec(o.ctx, sql, args...); err != nil {
+		o.t.Fatal(err)
+	}
+}
+
+// change makes n random changes to orders 1-300: deletes, a new customer,
+// a later created_at (another window), a larger amount.
+func (o *shopOrders) change(n int) {
+	for i := 0; i < n; i++ {
+		id := 1 + o.rng.Intn(300)
+		switch o.rng.Intn(5) {
+		case 0:
+			o.exec(`DELETE FROM inventory.shop_orders WHERE id = $1`, id)
+		case 1:
+			o.exec(`UPDATE inventory.shop_orders SET customer = $2 WHERE id = $1`, id, fmt.Sprintf("c%d", o.rng.Intn(6)))
+		case 2:
+			o.exec(`UPDATE inventory.shop_orders SET created_at = created_at + interval '7 minutes' WHERE id = $1`, id)
+		default:
+			o.exec(`UPDATE inventory.shop_orders SET amount = amount + $2 WHERE id = $1`, id, 1+o.rng.Intn(100))
+		}
+	}
+}
+
+// totals runs sql, which selects (customer, window start, total, count),
+// into "customer@start=total/count" lines.
+func (o *shopOrders) totals(sql string) []string {
+	rows, err := o.conn.Query(o.ctx, sql)
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var c, start string
+		var total, count int64
+		if err := rows.Scan(&c, &start, &total, &count); err != nil {
+			o.t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s@%s=%d/%d", c, start, total, count))
+	}
+	if rows.Err() != nil {
+		o.t.Fatal(rows.Err())
+	}
+	return out
+}
+
+// sourceTotals is the job's aggregate by SQL on the source: per customer
+// (those customerFilter, an SQL condition, keeps) and 5-minute tumbling
+// window of created_at, the sum of amount and the count.
+func (o *shopOrders) sourceTotals(customerFilter string) []string {
+	return o.totals(`SELECT customer, to_char(to_timestamp(floor(extract(epoch FROM created_at) / 300) * 300) AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'),
+		sum(amount)::bigint, count(*) FROM inventory.shop_orders WHERE ` + customerFilter + ` GROUP BY 1, 2 ORDER BY 1, 2`)
+}
+
+// waitUpsertTable waits until the job's upsert table holds want (its rows
+// customerFilter keeps), failing the test with job() after timeout.
+func (o *shopOrders) waitUpsertTable(customerFilter string, want []string, timeout time.Duration, job func() any) {
+	o.t.Helper()
+	got := `SELECT customer, to_char(window_start AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI'), total::bigint, count
+		FROM inventory.customer_totals WHERE ` + customerFilter + ` ORDER BY 1, 2`
+	var have []string
+	deadline := time.Now().Add(timeout)
+	for {
+		var exists bool
+		if err := o.conn.QueryRow(o.ctx, `SELECT to_regclass('inventory.customer_totals') IS NOT NULL`).Scan(&exists); err != nil {
+			o.t.Fatal(err)
+		}
+		if exists {
+			if have = o.totals(got); strings.Join(have, "\n") == strings.Join(want, "\n") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			o.t.Fatalf("upsert table never matched SQL on the source\nhave %v\nwant %v\njob %+v", have, want, job())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
 func checkCommittedWindowResults(ctx context.Context, t *testing.T, bootstrap string, want []string, skip func(customer string) bool) (results, updates int) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap), kgo.ConsumeTopics("customer_totals"),
