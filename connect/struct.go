@@ -25,15 +25,14 @@ func (st *Struct) Freeze() *Struct {
 func (st *Struct) Frozen() bool { return st.frozen }
 
 // NewStruct returns an empty struct of schema s.
-func NewStruct(s *Schema) *Struct { return NewStructOf(s, len(s.Fields)) }
+func NewStruct(s *Schema) *Struct { return newStructOf(s, len(s.Fields)) }
 
-// NewStructOf returns a struct of schema s with n empty values (n is the
-// number of fields, except for callers that fill Values themselves).
+// newStructOf returns a struct of schema s with n empty values.
 // Up to 16 values are allocated together with the struct, in an array of
 // the next of 1, 2, 3, 4, 6, 8, 10, 12 or 16 values: one object instead of
 // two for every key, row and envelope of a change event, which the
 // garbage collector then has fewer of to find (bench/postgres, issue 3).
-func NewStructOf(s *Schema, n int) *Struct {
+func newStructOf(s *Schema, n int) *Struct {
 	switch {
 	case n <= 1:
 		b := new(structBlock[[1]any])

@@ -2,13 +2,13 @@ package connect
 
 import "testing"
 
-// NewStructOf gives n empty values of its own for every n (the sizes with
+// newStructOf gives n empty values of its own for every n (the sizes with
 // a combined allocation and those above), with no spare capacity that an
 // append could share; Put on a frozen struct panics.
 func TestNewStructOf(t *testing.T) {
 	s := StructSchema().Field("a", Prim(Int32, true)).Build()
 	for n := 0; n <= 20; n++ {
-		a, b := NewStructOf(s, n), NewStructOf(s, n)
+		a, b := newStructOf(s, n), newStructOf(s, n)
 		if len(a.Values) != n || cap(a.Values) != n || a.Schema != s {
 			t.Fatalf("n=%d: len %d cap %d", n, len(a.Values), cap(a.Values))
 		}

@@ -344,12 +344,12 @@ func (w *workerSourceTask) toKafka(ctx context.Context, rec *connect.SourceRecor
 		keyBuf, valBuf = &bufs.key, &bufs.value
 		bufs.take(w.keyConv, w.valConv)
 	}
-	key, err := convert(w.keyConv, rec.Topic, rec.KeySchema, rec.Key, freeKeyBuffers, keyBuf)
+	key, err := convert(w.keyConv, rec.Topic, rec.KeySchema, rec.Key, keyBuf)
 	if err != nil {
 		bufs.release()
 		return nil, &TaskError{Task: w.id, Stage: StageKeyConverter, Err: fmt.Errorf("converting key of a record for %s: %w", rec.Topic, err)}
 	}
-	val, err := convert(w.valConv, rec.Topic, rec.ValueSchema, rec.Value, freeValueBuffers, valBuf)
+	val, err := convert(w.valConv, rec.Topic, rec.ValueSchema, rec.Value, valBuf)
 	if err != nil {
 		bufs.release()
 		return nil, &TaskError{Task: w.id, Stage: StageValueConverter, Err: fmt.Errorf("converting value of a record for %s: %w", rec.Topic, err)}
@@ -386,36 +386,29 @@ func kafkaHeaders(h []connect.Header) []kgo.RecordHeader {
 	return unsafe.Slice((*kgo.RecordHeader)(unsafe.Pointer(unsafe.SliceData(h))), len(h))
 }
 
-// convert serialises v with conv. With buf and an AppendConverter the
-// bytes are written into a buffer taken from free, whose owner is then
-// *buf.
-func convert(conv connect.Converter, topic string, s *connect.Schema, v any, free *bufferFreeList, buf **[]byte) ([]byte, error) {
+// convert serialises v with conv. With an AppendConverter and a buffer in
+// *buf (recordBuffers.take) the bytes are written into that buffer, which
+// *buf keeps (grown if it had to be) until the record's buffers are
+// released.
+func convert(conv connect.Converter, topic string, s *connect.Schema, v any, buf **[]byte) ([]byte, error) {
 	ac, ok := conv.(connect.AppendConverter)
-	if !ok || buf == nil {
+	if !ok || buf == nil || *buf == nil {
 		return conv.FromConnect(topic, s, v)
 	}
-	p := *buf
-	if p == nil {
-		p = free.get()
+	out, err := ac.AppendFromConnect((**buf)[:0], topic, s, v)
+	if err == nil && out != nil {
+		**buf = out
 	}
-	*buf = nil
-	out, err := ac.AppendFromConnect((*p)[:0], topic, s, v)
-	if err != nil || out == nil {
-		free.put(p)
-		return out, err
-	}
-	*p = out
-	*buf = p
-	return out, nil
+	return out, err
 }
 
-// freeValueBuffers and freeKeyBuffers hold the value and key buffers of
-// records the producer is done with. A buffer keeps the capacity of the
-// largest record it held, so a steady stream of records of one table
-// allocates nothing for its bytes. Unlike a sync.Pool, each list is bounded
-// (its budget of bytes of capacity, buffers up to maxRecordBuffer bytes
-// each): what it keeps adds to the heap the garbage collector paces itself
-// on, and so to the worker's peak RSS.
+// recordBufferPool holds the value and key buffers of records the
+// producer is done with. A buffer keeps the capacity of the largest record
+// it held, so a steady stream of records of one table allocates nothing
+// for its bytes. Unlike a sync.Pool, each list is bounded (its budget of
+// bytes of capacity, buffers up to maxRecordBuffer bytes each): what it
+// keeps adds to the heap the garbage collector paces itself on, and so to
+// the worker's peak RSS.
 //
 // Keys and values have lists of their own: with one list, a record's key
 // took the 4 KB buffer of a JsonConverter value and its value the 200-byte
@@ -427,11 +420,10 @@ func convert(conv connect.Converter, topic string, s *connect.Schema, v any, fre
 // Both lists share one lock: a record takes its key and value buffers
 // together (recordBuffers.take) and gives them back together (release),
 // one lock round trip each way instead of two.
-var (
-	recordBuffersMu  sync.Mutex
-	freeValueBuffers = &bufferFreeList{mu: &recordBuffersMu, budget: recordBufferBudget}
-	freeKeyBuffers   = &bufferFreeList{mu: &recordBuffersMu, budget: keyBufferBudget}
-)
+var recordBufferPool = struct {
+	mu           sync.Mutex
+	keys, values bufferFreeList
+}{keys: bufferFreeList{budget: keyBufferBudget}, values: bufferFreeList{budget: recordBufferBudget}}
 
 const (
 	// recordBufferBudget is the most capacity, in bytes, kept for reuse
@@ -449,27 +441,15 @@ const (
 	maxRecordBuffer = 256 << 10
 )
 
-// bufferFreeList is a bounded LIFO list of byte buffers, safe for
-// concurrent use (the poll loop takes, the producer's promises give back).
+// bufferFreeList is a bounded LIFO list of byte buffers; its owner
+// (recordBufferPool) locks it.
 type bufferFreeList struct {
-	mu     *sync.Mutex
 	bufs   []*[]byte
 	bytes  int // capacity of the buffers in bufs
 	budget int
 }
 
-// get returns a kept buffer, or a new empty one.
-func (l *bufferFreeList) get() *[]byte {
-	l.mu.Lock()
-	p := l.pop()
-	l.mu.Unlock()
-	if p == nil {
-		p = new([]byte)
-	}
-	return p
-}
-
-// pop takes the last kept buffer, or nil; l.mu is held.
+// pop takes the last kept buffer, or nil.
 func (l *bufferFreeList) pop() *[]byte {
 	n := len(l.bufs)
 	if n == 0 {
@@ -482,14 +462,8 @@ func (l *bufferFreeList) pop() *[]byte {
 	return p
 }
 
-// put keeps p for reuse when it fits the budget; otherwise p is dropped.
-func (l *bufferFreeList) put(p *[]byte) {
-	l.mu.Lock()
-	l.push(p)
-	l.mu.Unlock()
-}
-
-// push is put with l.mu held; nil is ignored.
+// push keeps p for reuse when it fits the budget; otherwise p is dropped.
+// nil is ignored.
 func (l *bufferFreeList) push(p *[]byte) {
 	if p == nil {
 		return
@@ -514,30 +488,31 @@ func (b *recordBuffers) release() {
 	if b == nil || b.key == nil && b.value == nil {
 		return
 	}
-	recordBuffersMu.Lock()
-	freeKeyBuffers.push(b.key)
-	freeValueBuffers.push(b.value)
-	recordBuffersMu.Unlock()
+	pool := &recordBufferPool
+	pool.mu.Lock()
+	pool.keys.push(b.key)
+	pool.values.push(b.value)
+	pool.mu.Unlock()
 	b.key, b.value = nil, nil
 }
 
 // take fills b with a key and a value buffer for converters that append
-// (connect.AppendConverter), under one lock; convert uses them, or gives
-// them back when it fails.
+// (connect.AppendConverter), under one lock, for convert to write into.
 func (b *recordBuffers) take(keyConv, valConv connect.Converter) {
 	_, k := keyConv.(connect.AppendConverter)
 	_, v := valConv.(connect.AppendConverter)
 	if !k && !v {
 		return
 	}
-	recordBuffersMu.Lock()
+	pool := &recordBufferPool
+	pool.mu.Lock()
 	if k {
-		b.key = freeKeyBuffers.pop()
+		b.key = pool.keys.pop()
 	}
 	if v {
-		b.value = freeValueBuffers.pop()
+		b.value = pool.values.pop()
 	}
-	recordBuffersMu.Unlock()
+	pool.mu.Unlock()
 	if k && b.key == nil {
 		b.key = new([]byte)
 	}
