@@ -16,6 +16,8 @@ WORKDIR /src
 ARG GOFLAGS=
 ENV CGO_ENABLED=0 GOFLAGS=${GOFLAGS}
 COPY go.mod go.sum ./
+# The forked kfake (go.mod replace, third_party/kfake/README.md).
+COPY third_party ./third_party
 # Modules in their own layer, reused while go.sum is unchanged (skipped when
 # the context vendors them).
 RUN case "$GOFLAGS" in *-mod=vendor*) ;; *) go mod download ;; esac
