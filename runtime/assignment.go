@@ -12,8 +12,10 @@ import (
 )
 
 // The group protocols of connectd workers (groupProtocols,
-// assignment_cooperative.go) are ours, not Kafka Connect's "connect"
-// protocol (franz-go's group client joins with protocol type "consumer"):
+// assignment_cooperative.go) are ours, not Kafka Connect's: the group's
+// protocol type is "connect" as Kafka Connect's (group.go), but the
+// protocol names differ, so the broker refuses a Java worker joining a
+// connectd group (INCONSISTENT_GROUP_PROTOCOL) and the other way round:
 // Java and connectd workers cannot share one group.id.
 
 // memberMetadata is what a worker sends in JoinGroup: where its REST API

@@ -63,9 +63,10 @@
 // topic, consuming nothing) with our own balancers, protocols
 // "connectd-sessioned", "connectd-compatible" and "connectd-v1" (eager),
 // offered by connect.protocol as Kafka Connect's sessioned/compatible/
-// default. Kafka Connect's "connect" protocol is not spoken (franz-go
-// fixes the protocol type to "consumer"), so Java Kafka Connect workers
-// and connectd workers cannot share a group.id. A member's JoinGroup
+// default. The protocol type is Kafka Connect's "connect" (tools show a
+// Connect worker group), but Kafka Connect's protocols are not spoken:
+// the broker refuses a Java Kafka Connect worker in a connectd group
+// (INCONSISTENT_GROUP_PROTOCOL), so they cannot share a group.id. A member's JoinGroup
 // metadata is its REST URL, its config topic position and what it runs;
 // the leader reads the config topic to its end and assigns every
 // connector and task. Under the cooperative protocols (KIP-415) work stays

@@ -14,7 +14,9 @@ import (
 // assignment.go and assignment_cooperative.go) and waits until it
 // received its first assignment. Membership timing is Kafka Connect's:
 // session.timeout.ms (10000), heartbeat.interval.ms (3000),
-// rebalance.timeout.ms (60000).
+// rebalance.timeout.ms (60000). The group's protocol type is "connect",
+// as a Kafka Connect worker group's (kafka-consumer-groups and
+// DescribeGroups show it so), not a consumer group's.
 func (h *Herder) joinGroup(ctx context.Context) error {
 	ms := func(key string) (time.Duration, error) {
 		n, err := h.cfg.Int(key)
@@ -39,6 +41,7 @@ func (h *Herder) joinGroup(ctx context.Context) error {
 	group, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(h.brokers...),
 		kgo.ConsumerGroup(h.cfg.Get("group.id")),
+		kgo.GroupProtocol("connect"),
 		kgo.ConsumeTopics(h.configLog.Topic()),
 		kgo.Balancers(balancers...),
 		kgo.SessionTimeout(session),

@@ -53,6 +53,11 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 		if err != nil {
 			return nil, err
 		}
+		logCfg, err := embeddedBrokerLogConfigs(cfg)
+		if err != nil {
+			return nil, err
+		}
+		sec = append(sec, logCfg)
 		if err := forgetPersistedSASLUsers(cfg, cfg.Get("data.dir")); err != nil {
 			return nil, err
 		}

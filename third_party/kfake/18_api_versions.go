@@ -120,6 +120,13 @@ func (c *Cluster) handleApiVersions(creq *clientReq) (kmsg.Response, error) {
 	// max both at the level.
 	vs := c.featureVersions()
 	vs.EachSupportedFeature(func(name string, min, max int16) {
+		// Below v4 a broker leaves out the features whose minimum
+		// is 0 (KAFKA-17011): clients before that fix reject a
+		// supported range starting at 0 ("Expected minValue >= 1"),
+		// in the Java client the network thread dies.
+		if req.Version < 4 && min == 0 {
+			return
+		}
 		sf := kmsg.NewApiVersionsResponseSupportedFeature()
 		sf.Name = name
 		sf.MinVersion = min

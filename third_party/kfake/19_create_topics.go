@@ -1,6 +1,9 @@
 package kfake
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -106,12 +109,7 @@ func (c *Cluster) handleCreateTopics(creq *clientReq) (kmsg.Response, error) {
 		}
 		st.NumPartitions = int32(nparts)
 		st.ReplicationFactor = int16(nreplicas)
-		for k, v := range configs {
-			c := kmsg.NewCreateTopicsResponseTopicConfig()
-			c.Name = k
-			c.Value = v
-			st.Configs = append(st.Configs, c)
-		}
+		st.Configs = c.createdTopicConfigs(configs)
 	}
 
 	if !req.ValidateOnly {
@@ -209,4 +207,28 @@ func (c *Cluster) createTopic(rt *kmsg.CreateTopicsRequestTopic, inReq map[strin
 		c.data.mkt(rt.Topic, nparts, nreplicas, configs)
 	}
 	return nparts, nreplicas, configs, nil
+}
+
+// createdTopicConfigs is the Configs of a CreateTopics answer (v5+,
+// KIP-525): every config of the new topic with its value and source, as
+// DescribeConfigs would describe it, in name order, as Kafka answers. set
+// is the request's configs. Clients read Source as a ConfigSource (the
+// Java admin client fails the creation on an unknown one, such as -1).
+func (c *Cluster) createdTopicConfigs(set map[string]*string) []kmsg.CreateTopicsResponseTopicConfig {
+	final := make(map[string]kmsg.CreateTopicsResponseTopicConfig)
+	c.data.configsWith(set, func(k string, v *string, src kmsg.ConfigSource, sensitive bool) {
+		rc := kmsg.NewCreateTopicsResponseTopicConfig()
+		rc.Name = k
+		rc.Value = v
+		rc.Source = int8(src)
+		rc.ReadOnly = src == kmsg.ConfigSourceStaticBrokerConfig
+		rc.IsSensitive = sensitive
+		final[k] = rc // later sources override earlier ones
+	})
+	out := make([]kmsg.CreateTopicsResponseTopicConfig, 0, len(final))
+	for _, rc := range final {
+		out = append(out, rc)
+	}
+	slices.SortFunc(out, func(a, b kmsg.CreateTopicsResponseTopicConfig) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

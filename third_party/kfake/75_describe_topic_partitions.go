@@ -161,6 +161,11 @@ func (c *Cluster) handleDescribeTopicPartitions(creq *clientReq) (kmsg.Response,
 				sp.Replicas = append(sp.Replicas, c.bs[idx].node)
 			}
 			sp.ISR = sp.Replicas
+			// Both lists are nullable, but Kafka answers an empty
+			// list, and the Java admin client (3.8+) reads them
+			// without a null check.
+			sp.EligibleLeaderReplicas = []int32{}
+			sp.LastKnownELR = []int32{}
 			st.Partitions = append(st.Partitions, sp)
 			emitted++
 		}

@@ -485,7 +485,7 @@ outer:
 			continue
 
 		case <-c.compactTickerC():
-			c.compactAll()
+			c.compactAll(false)
 			continue
 
 		case <-c.offsetExpireTicker.C:
@@ -554,7 +554,7 @@ outer:
 					fn()
 					continue inner
 				case <-c.compactTickerC():
-					c.compactAll()
+					c.compactAll(false)
 					continue inner
 				case <-c.offsetExpireTicker.C:
 					c.expireGroupOffsets()
@@ -958,7 +958,7 @@ func (c *Cluster) tryControlKey(key int16, creq *clientReq) (kmsg.Response, erro
 				fn()
 				continue
 			case <-c.compactTickerC():
-				c.compactAll()
+				c.compactAll(false)
 				continue
 			case <-c.offsetExpireTicker.C:
 				c.expireGroupOffsets()
@@ -1484,7 +1484,7 @@ func (c *Cluster) SetFollowers(topic string, partition int32, followers []int32)
 // Tombstones (nil value) older than delete.retention.ms are removed.
 func (c *Cluster) Compact() {
 	c.admin(func() {
-		c.compactAll()
+		c.compactAll(true)
 	})
 }
 
@@ -1496,12 +1496,13 @@ func (c *Cluster) ApplyRetention() {
 	})
 }
 
-// compactAll compacts and applies retention on all eligible topics.
-// Must be called from Cluster.run().
-func (c *Cluster) compactAll() {
+// compactAll compacts and applies retention on all eligible topics; the
+// background cleaner (force false) compacts only the partitions that are
+// dirtyEnough. Must be called from Cluster.run().
+func (c *Cluster) compactAll(force bool) {
 	for t := range c.data.tps {
 		for _, pd := range c.data.tps[t] {
-			if c.data.isCompactTopic(t) {
+			if c.data.isCompactTopic(t) && (force || pd.dirtyEnough()) {
 				c.compact(pd, t)
 			}
 			c.applyRetention(pd, t)

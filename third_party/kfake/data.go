@@ -115,6 +115,12 @@ type (
 		maxTimestampSeen int64 // max MaxTimestamp across all batches (the running max for maxEarlierTimestamp)
 		maxTimestampSeg  int   // index of the segment with the greatest max timestamp, the earliest on a tie
 		nbytes           int64
+		// cleanBatches is how many batches the last compaction kept
+		// (0 before the first): the background cleaner compacts again
+		// once as many have been written since, Kafka's default
+		// min.cleanable.dirty.ratio of 0.5, so that its work stays
+		// proportional to what is written.
+		cleanBatches int
 
 		// PID-based LSO tracking: maps producer ID to earliest
 		// uncommitted offset on this partition. LSO = min of all
@@ -715,6 +721,13 @@ func (c *Cluster) brokerConfigs(node int32, fn func(k string, v *string, src kms
 //
 // This differs from brokerConfigs by also including dynamic topic configs.
 func (d *data) configs(t string, fn func(k string, v *string, src kmsg.ConfigSource, sensitive bool)) {
+	d.configsWith(d.tcfgs[t], fn)
+}
+
+// configsWith walks a topic's configs from defaults to broker configs to
+// the topic's own (tcfgs), each broker config under its topic config's
+// name.
+func (d *data) configsWith(tcfgs map[string]*string, fn func(k string, v *string, src kmsg.ConfigSource, sensitive bool)) {
 	for k, v := range configDefaults {
 		if _, ok := validTopicConfigs[k]; ok {
 			v := v
@@ -723,10 +736,10 @@ func (d *data) configs(t string, fn func(k string, v *string, src kmsg.ConfigSou
 	}
 	for k, v := range d.c.bcfgs {
 		if topicEquiv, ok := validBrokerConfigs[k]; ok && topicEquiv != "" {
-			fn(k, v, kmsg.ConfigSourceDynamicBrokerConfig, false)
+			fn(topicEquiv, v, kmsg.ConfigSourceDynamicBrokerConfig, false)
 		}
 	}
-	for k, v := range d.tcfgs[t] {
+	for k, v := range tcfgs {
 		fn(k, v, kmsg.ConfigSourceDynamicTopicConfig, false)
 	}
 }
@@ -1309,6 +1322,17 @@ func (d *data) isCompactTopic(t string) bool {
 	return false
 }
 
+// isDeleteTopic returns whether the topic's cleanup.policy includes
+// delete (the default).
+func (d *data) isDeleteTopic(t string) bool {
+	if tcfg, ok := d.tcfgs[t]; ok {
+		if v, ok := tcfg["cleanup.policy"]; ok && v != nil {
+			return strings.Contains(*v, "delete")
+		}
+	}
+	return true
+}
+
 // isOffsetAborted returns true if the given offset (identified by its batch's
 // firstOffset and producerID) belongs to an aborted transaction.
 // abortedTxns is sorted by lastOffset, so we binary search to skip entries
@@ -1494,6 +1518,13 @@ func (c *Cluster) compact(pd *partData, topic string) {
 
 	// Prune aborted txn entries that are now before logStartOffset.
 	pd.trimAbortedTxns()
+	pd.cleanBatches = len(kept)
+}
+
+// dirtyEnough returns whether the background cleaner should compact pd:
+// as many batches were written since its last compaction as it kept.
+func (pd *partData) dirtyEnough() bool {
+	return pd.totalBatches()-pd.cleanBatches >= pd.cleanBatches
 }
 
 // trimAbortedTxns prunes aborted txn entries fully before logStartOffset.
@@ -1515,6 +1546,13 @@ func (c *Cluster) applyRetention(pd *partData, topic string) {
 		return
 	}
 
+	// Retention deletes only under cleanup.policy delete (the
+	// default, alone or with compact), as in Kafka: a compact-only
+	// topic, such as Kafka Connect's offsets and configs, keeps the
+	// latest record of every key however old.
+	if !c.data.isDeleteTopic(topic) {
+		return
+	}
 	retMs := c.data.retentionMs(topic)
 	retBytes := c.data.retentionBytes(topic)
 	if retMs < 0 && retBytes < 0 {
