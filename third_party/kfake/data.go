@@ -5,9 +5,11 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"maps"
 	"math/rand"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -727,19 +729,23 @@ func (d *data) configs(t string, fn func(k string, v *string, src kmsg.ConfigSou
 // configsWith walks a topic's configs from defaults to broker configs to
 // the topic's own (tcfgs), each broker config under its topic config's
 // name.
+//
+// Each level is walked in name order, so that a topic's configs are
+// described in the same order every time.
 func (d *data) configsWith(tcfgs map[string]*string, fn func(k string, v *string, src kmsg.ConfigSource, sensitive bool)) {
-	for k, v := range configDefaults {
+	for _, k := range slices.Sorted(maps.Keys(configDefaults)) {
 		if _, ok := validTopicConfigs[k]; ok {
-			v := v
+			v := configDefaults[k]
 			fn(k, &v, kmsg.ConfigSourceDefaultConfig, false)
 		}
 	}
-	for k, v := range d.c.bcfgs {
+	for _, k := range slices.Sorted(maps.Keys(d.c.bcfgs)) {
 		if topicEquiv, ok := validBrokerConfigs[k]; ok && topicEquiv != "" {
-			fn(topicEquiv, v, kmsg.ConfigSourceDynamicBrokerConfig, false)
+			fn(topicEquiv, d.c.bcfgs[k], kmsg.ConfigSourceDynamicBrokerConfig, false)
 		}
 	}
-	for k, v := range tcfgs {
+	for _, k := range slices.Sorted(maps.Keys(tcfgs)) {
+		v := tcfgs[k]
 		fn(k, v, kmsg.ConfigSourceDynamicTopicConfig, false)
 	}
 }
