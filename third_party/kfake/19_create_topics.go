@@ -51,6 +51,9 @@ func (c *Cluster) handleCreateTopics(creq *clientReq) (kmsg.Response, error) {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = t
 		st.ErrorCode = errCode
+		if req.Version >= 5 {
+			st.Configs = []kmsg.CreateTopicsResponseTopicConfig{} // Kafka: empty, not null, on an error
+		}
 		resp.Topics = append(resp.Topics, st)
 		return &resp.Topics[len(resp.Topics)-1]
 	}

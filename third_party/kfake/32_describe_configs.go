@@ -76,6 +76,12 @@ func (c *Cluster) handleDescribeConfigs(creq *clientReq) (kmsg.Response, error) 
 		}
 	}
 	filter := func(rr *kmsg.DescribeConfigsRequestResource, r *kmsg.DescribeConfigsResponseResource) {
+		// Synonyms only when asked for (v1+), as Kafka.
+		if !req.IncludeSynonyms {
+			for i := range r.Configs {
+				r.Configs[i].ConfigSynonyms = nil
+			}
+		}
 		if rr.ConfigNames == nil {
 			return
 		}
