@@ -432,7 +432,7 @@ func TestBrokerConformanceWithKafka(t *testing.T) {
 			}
 			allowed := false
 			for j, a := range conformanceAllowed {
-				if regexp.MustCompile("^(" + a.step + ")$").MatchString(s.name) && regexp.MustCompile(a.path).MatchString(p) {
+				if regexp.MustCompile("^("+a.step+")$").MatchString(s.name) && regexp.MustCompile(a.path).MatchString(p) {
 					seen[j], allowed = true, true
 					break
 				}
