@@ -115,7 +115,9 @@ func compatSequence(pgCfg map[string]string) []compatStep {
 			// reports the bad snapshot.mode, so connectd answers 400 with it.
 			kafkaConnectBug: "500 NullPointerException in ConfigInfo.configValue()", ownStatus: 400},
 		{name: "create", method: "POST", path: "/connectors",
-			body: static(map[string]any{"name": "inv", "config": pgCfg}), values: []string{"name", "type", "config.connector.class"}, opaque: []string{"tasks"}},
+			// "tasks": [] as Kafka Connect answers a creation (the tasks
+			// are made after the config is stored).
+			body: static(map[string]any{"name": "inv", "config": pgCfg}), values: []string{"name", "type", "tasks"}, opaque: []string{"tasks"}},
 		{name: "create duplicate", method: "POST", path: "/connectors",
 			body: static(map[string]any{"name": "inv", "config": pgCfg}), values: []string{"error_code", "message"}},
 		{name: "info", method: "GET", path: "/connectors/inv", wait: "/connectors/inv/status", waitFor: "RUNNING/RUNNING",

@@ -99,8 +99,7 @@ func (s *Server) putConfig(c echo.Context) error {
 		return err
 	}
 	if created {
-		c.Response().Header().Set("Location", "/connectors/"+name)
-		return writeJSON(c, http.StatusCreated, infoBody(info))
+		return writeCreated(c, name, info)
 	}
 	return writeJSON(c, http.StatusOK, infoBody(info))
 }

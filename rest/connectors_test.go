@@ -1,8 +1,10 @@
 package rest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -214,4 +216,35 @@ func TestUnknownRoutes(t *testing.T) {
 	e := startEnv(t)
 	e.golden("error_unknown_path", 404, "GET", "/nope", nil)
 	e.golden("error_method_not_allowed", 405, "DELETE", "/connectors", nil)
+}
+
+// A creation answers as Kafka Connect 4.3's Response.created (checked live
+// against a Kafka Connect 4.3 worker): an absolute Location built from the
+// URL the client used (its Host header), for POST /connectors and for a
+// PUT /{c}/config that creates; the name path-escaped.
+func TestCreatedLocationIsAbsolute(t *testing.T) {
+	e := startEnv(t)
+	send := func(method, path, host string, body any) *http.Response {
+		raw, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, e.url+path, bytes.NewReader(raw))
+		req.Header.Set("Content-Type", "application/json")
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := send("POST", "/connectors", "", map[string]any{"name": "counter", "config": counterConfig(nil)}); resp.StatusCode != 201 || resp.Header.Get("Location") != e.url+"/connectors/counter" {
+		t.Errorf("POST /connectors: %d, Location %q, want 201 and %q", resp.StatusCode, resp.Header.Get("Location"), e.url+"/connectors/counter")
+	}
+	if resp := send("PUT", "/connectors/a%20b/config", "connect.example:8083", counterConfig(map[string]string{"topic": "ab"})); resp.StatusCode != 201 || resp.Header.Get("Location") != "http://connect.example:8083/connectors/a%20b" {
+		t.Errorf("PUT /connectors/a%%20b/config: %d, Location %q, want 201 and http://connect.example:8083/connectors/a%%20b", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp := send("PUT", "/connectors/counter/config", "", counterConfig(map[string]string{"count": "7"})); resp.StatusCode != 200 || resp.Header.Get("Location") != "" {
+		t.Errorf("PUT of an existing connector's config: %d, Location %q, want 200 without", resp.StatusCode, resp.Header.Get("Location"))
+	}
 }

@@ -115,10 +115,17 @@ func (s *Server) forwardTo(c echo.Context, base string) error {
 	if err != nil {
 		return fmt.Errorf("IO Error trying to forward REST request: %w", err)
 	}
-	for _, k := range []string{echo.HeaderLocation, echo.HeaderContentType} {
-		if v := resp.Header.Get(k); v != "" {
-			c.Response().Header().Set(k, v)
+	if v := resp.Header.Get(echo.HeaderContentType); v != "" {
+		c.Response().Header().Set(echo.HeaderContentType, v)
+	}
+	// The Location the worker that served the request made is its own
+	// URL: the client gets it at the address it used here, as Kafka
+	// Connect builds it from the request it was sent.
+	if v := resp.Header.Get(echo.HeaderLocation); v != "" {
+		if l, err := url.Parse(v); err == nil && l.IsAbs() {
+			v = absoluteURL(c, l.RequestURI())
 		}
+		c.Response().Header().Set(echo.HeaderLocation, v)
 	}
 	c.Response().WriteHeader(resp.StatusCode)
 	_, err = c.Response().Write(out)

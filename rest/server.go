@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -323,8 +324,27 @@ func (s *Server) createConnector(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	c.Response().Header().Set("Location", "/connectors/"+name)
+	return writeCreated(c, name, info)
+}
+
+// writeCreated answers the creation of connector name as Kafka Connect's
+// Response.created: 201 with an absolute Location, resolved against the
+// URL the client used (its Host), and the connector's info with no tasks
+// (they are made after the config is stored: Kafka Connect 4.3 answers
+// "tasks": [] here, and GET /connectors/{name} lists them later).
+func writeCreated(c echo.Context, name string, info runtime.ConnectorInfo) error {
+	c.Response().Header().Set(echo.HeaderLocation, absoluteURL(c, "/connectors/"+url.PathEscape(name)))
+	info.Tasks = nil
 	return writeJSON(c, http.StatusCreated, infoBody(info))
+}
+
+// absoluteURL is path on this server as the client addressed it.
+func absoluteURL(c echo.Context, path string) string {
+	scheme := "http"
+	if c.Request().TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + c.Request().Host + path
 }
 
 func (s *Server) getConnector(c echo.Context) error {
