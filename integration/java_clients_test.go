@@ -2,6 +2,10 @@ package integration
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +17,8 @@ import (
 	"time"
 
 	cdruntime "github.com/connectd/connectd/runtime"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Java clients against the embedded broker (issue 18): Kafka 4.3's own
@@ -301,5 +307,114 @@ func TestJavaClientsSameOnEmbeddedBrokerAndKafka(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A stock Kafka Connect 4.3 distributed worker (connect-runtime, from the
+// tools' jars, with the FileStream connectors) runs against the embedded
+// broker: it creates its internal topics (which failed on F3), joins its
+// group, runs a FileStreamSourceConnector, and its records arrive.
+func TestKafkaConnectWorkerOnEmbeddedBroker(t *testing.T) {
+	broker := startEmbeddedBrokerForJava(t)
+	fileJars, err := filepath.Glob(filepath.Join(kafkaJars(t, "connect-file"), "connect-file-*.jar"))
+	if err != nil || len(fileJars) != 1 {
+		t.Fatalf("connect-file jar: %v %v", fileJars, err)
+	}
+	cp := strings.Join([]string{filepath.Join(kafkaJars(t), "*"), filepath.Join(kafkaJars(t, "tools"), "*"), fileJars[0]}, string(os.PathListSeparator))
+	dir := t.TempDir()
+	rest := freeAddr(t)
+	props := fmt.Sprintf(`bootstrap.servers=%s
+group.id=stock-connect
+key.converter=org.apache.kafka.connect.storage.StringConverter
+value.converter=org.apache.kafka.connect.storage.StringConverter
+config.storage.topic=stock-configs
+offset.storage.topic=stock-offsets
+status.storage.topic=stock-status
+config.storage.replication.factor=1
+offset.storage.replication.factor=1
+status.storage.replication.factor=1
+offset.flush.interval.ms=500
+listeners=http://%s
+`, broker, rest)
+	propsPath := filepath.Join(dir, "worker.properties")
+	input := filepath.Join(dir, "in.txt")
+	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(input, []byte("a\nb\nc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := &syncBuffer{}
+	cmd := exec.Command("java", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, "org.apache.kafka.connect.cli.ConnectDistributed", propsPath)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("Kafka Connect log:\n%s", log.String())
+		}
+	})
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + rest + path)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	waitFor := func(what string, ok func() bool) {
+		deadline := time.Now().Add(90 * time.Second)
+		for !ok() {
+			select {
+			case <-exited:
+				t.Fatalf("Kafka Connect exited waiting for %s", what)
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("Kafka Connect: no %s in 90 s", what)
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+	waitFor("REST API", func() bool { code, body := get("/connectors"); return code == 200 && body == "[]" })
+	body := fmt.Sprintf(`{"name":"file","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":%q,"topic":"file-out","tasks.max":"1"}}`, input)
+	resp, err := http.Post("http://"+rest+"/connectors", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("POST /connectors: %d", resp.StatusCode)
+	}
+	waitFor("RUNNING connector and task", func() bool {
+		_, st := get("/connectors/file/status")
+		return strings.Count(st, `"state":"RUNNING"`) == 2
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ConsumeTopics("file-out"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var got []string
+	for len(got) < 3 && ctx.Err() == nil {
+		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	if !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("file-out: %q, want the file's lines a, b, c", got)
+	}
+	groups, err := kadm.NewClient(cl).DescribeGroups(ctx, "stock-connect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := groups["stock-connect"]; g.ProtocolType != "connect" || g.State != "Stable" {
+		t.Errorf("group stock-connect: type %q state %q, want a stable connect group", g.ProtocolType, g.State)
 	}
 }

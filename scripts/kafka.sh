@@ -5,6 +5,7 @@
 #   scripts/kafka.sh                  -> $CONNECTD_KAFKA_CACHE (default ~/.cache/connectd/kafka-<version>)/lib
 #   scripts/kafka.sh tools            -> Kafka's command-line tools (kafka-tools) of the same version
 #                                        (run with both directories on the classpath)
+#   scripts/kafka.sh connect-file     -> Kafka Connect's FileStream connectors of the same version
 #   scripts/kafka.sh clients VERSION  -> kafka-clients VERSION with its dependencies
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,8 +17,9 @@ need() {
   command -v mvn >/dev/null || { echo "kafka.sh: mvn is missing" >&2; exit 1; }
 }
 case "${1:-}" in
-  tools|clients)
+  tools|connect-file|clients)
     if [ "$1" = tools ]; then artifact=kafka-tools v=$version lib="$cache/tools"
+    elif [ "$1" = connect-file ]; then artifact=connect-file v=$version lib="$cache/connect-file"
     else artifact=kafka-clients v=${2:?usage: kafka.sh clients VERSION} lib="$(dirname "$cache")/kafka-clients-$v"; fi
     if [ ! -f "$lib/.complete" ]; then
       need

@@ -67,7 +67,7 @@ if [ "$mode" = test ]; then
   bash "$(dirname "$0")/kafka.sh" >/dev/null || { echo "setup: fetching Apache Kafka from Maven Central failed" >&2; exit 1; }
   # Kafka's command-line tools and older Java clients, which the tests run
   # against the embedded broker (integration/java_clients_test.go).
-  for extra in tools "clients 3.4.1" "clients 3.7.2"; do
+  for extra in tools connect-file "clients 3.4.1" "clients 3.7.2"; do
     bash "$(dirname "$0")/kafka.sh" $extra >/dev/null || { echo "setup: fetching Kafka $extra from Maven Central failed" >&2; exit 1; }
   done
 fi
