@@ -365,6 +365,9 @@ func (t *Task) rows(ctx context.Context, s *txState, h *replication.EventHeader,
 		// event type (a primary-key update is skipped with "u" as well).
 		return nil
 	}
+	if err := fullRowImage(ts, s, h, e, op); err != nil {
+		return err
+	}
 	skip := int64(0)
 	if s.skipEvents > 0 {
 		if s.events < s.skipEvents {
@@ -427,6 +430,58 @@ func (t *Task) rows(ctx context.Context, s *txState, h *replication.EventHeader,
 		}
 	}
 	return nil
+}
+
+// fullRowImage checks that every image of a row event holds every column
+// of the table (binlog_row_image=FULL). A session with binlog_row_image
+// MINIMAL or NOBLOB writes row events whose column bitmaps leave columns
+// out; such a row cannot be told from other rows (a missing key column
+// would become 0), so the task fails, as Debezium's
+// BinlogStreamingChangeEventSource.validateChangeEventWithTable ("internal
+// schema size 7, but row size 1"). The setting is per session, so every
+// event is checked.
+func fullRowImage(ts *tableSchema, s *txState, h *replication.EventHeader, e *replication.RowsEvent, op string) error {
+	n := int(e.ColumnCount)
+	check := func(image string, bm []byte) error {
+		var missing []string
+		for i := 0; i < n; i++ {
+			if i/8 < len(bm) && bm[i/8]&(1<<(uint(i)%8)) != 0 {
+				continue
+			}
+			name := fmt.Sprintf("#%d", i+1)
+			if i < len(ts.table.cols) {
+				name = ts.table.cols[i].Name
+			}
+			missing = append(missing, name)
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		return fmt.Errorf("%w: %s row of %s at binlog %s:%d: the %s image lacks column(s) %s (the writing session's binlog_row_image is not FULL); "+
+			"set binlog_row_image=FULL for every session writing captured tables (Debezium fails on such rows too)",
+			ErrPartialRowImage, opName(op), ts.table.ID(), s.file, int64(h.LogPos)-int64(h.EventSize), image, strings.Join(missing, ", "))
+	}
+	first := "after"
+	if op != envelope.OpCreate {
+		first = "before"
+	}
+	if err := check(first, e.ColumnBitmap1); err != nil {
+		return err
+	}
+	if op == envelope.OpUpdate {
+		return check("after", e.ColumnBitmap2)
+	}
+	return nil
+}
+
+func opName(op string) string {
+	switch op {
+	case envelope.OpCreate:
+		return "insert"
+	case envelope.OpUpdate:
+		return "update"
+	}
+	return "delete"
 }
 
 func (t *Task) emitDelete(ctx context.Context, ts *tableSchema, before []any, src sourceInfo, off map[string]any) error {
