@@ -226,13 +226,22 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 		capturedTable = capturedTable || ok
 		return ok
 	}
-	changes, isDDL, err := t.catalog.applyDDL(t.parser, db, q, include)
-	if err != nil {
-		if t.cfg.skipUnparseableDDL {
-			t.log.Warn("skipping DDL the parser cannot handle ("+KeySkipUnparseableDDL+"=true)", "ddl", q, "err", err)
-			return nil
+	var changes []tableChange
+	isDDL := true
+	kind := classifyOther(q)
+	switch kind {
+	case otherIgnore:
+		return nil
+	case otherStore:
+	default:
+		var err error
+		if changes, isDDL, err = t.catalog.applyDDL(t.parser, db, q, include); err != nil {
+			if t.cfg.skipUnparseableDDL {
+				t.log.Warn("skipping DDL the parser cannot handle ("+KeySkipUnparseableDDL+"=true)", "ddl", q, "file", s.file, "pos", evStart, "err", err)
+				return nil
+			}
+			return fmt.Errorf("%w at binlog %s:%d (set %s=true to skip it)", err, s.file, evStart, KeySkipUnparseableDDL)
 		}
-		return fmt.Errorf("%w (set %s=true to skip it)", err, KeySkipUnparseableDDL)
 	}
 	for _, ch := range changes {
 		delete(t.schemas, ch.db+"."+ch.name)
@@ -267,7 +276,7 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 		return nil
 	}
 	src := sourceInfo{server: t.cfg.topicPrefix, db: db, ts: time.Unix(int64(h.Timestamp), 0),
-		serverID: int64(h.ServerID), gtid: s.gtid, file: s.file, pos: evStart}
+		serverID: int64(h.ServerID), gtid: s.gtid, file: s.file, pos: evStart, emptyTable: kind == otherStore}
 	if len(changes) > 0 {
 		src.table = changes[0].name
 	} else if !t.cfg.dbIncluded(db) {
