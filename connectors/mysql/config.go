@@ -50,6 +50,7 @@ const (
 	KeyTimePrecisionMode       = "time.precision.mode"
 	KeyBigintUnsignedMode      = "bigint.unsigned.handling.mode"
 	KeyBinaryHandlingMode      = "binary.handling.mode"
+	KeyEnableTimeAdjuster      = "enable.time.adjuster"
 	KeyDeserializationFailure  = "event.deserialization.failure.handling.mode"
 	KeyConnectionTimeZone      = "database.connectionTimeZone"
 	KeyMaxBatchSize            = "max.batch.size"
@@ -266,6 +267,9 @@ func buildDef(f flavor) *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: KeyBigintUnsignedMode, Type: connect.TypeString, Default: connect.Str("long"), Importance: connect.Medium, Group: "Connector",
 			Allowed: []string{"long", "precise"},
 			Doc:     "BIGINT UNSIGNED values: long: int64 (values above 2^63-1 wrap, as Debezium); precise: org.apache.kafka.connect.data.Decimal with scale 0, precision 20."}).
+		Define(connect.ConfigKey{Name: KeyEnableTimeAdjuster, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
+			Doc: "Whether DATE and DATETIME values with a year from 0 to 99 get the two-digit year rule, as Debezium's enable.time.adjuster " +
+				"(MySqlValueConverters.adjustTemporal): 0-69 become 2000-2069, 70-99 become 1970-1999 ('0018-04-01' → 2018-04-01), in the snapshot and the binlog; false keeps the year as stored."}).
 		Define(connect.ConfigKey{Name: KeyBinaryHandlingMode, Type: connect.TypeString, Default: connect.Str("bytes"), Importance: connect.Low, Group: "Connector",
 			Allowed: []string{"bytes", "base64", "base64-url-safe", "hex"},
 			Doc:     "BINARY/VARBINARY/BLOB values: bytes; base64 / base64-url-safe (padded) or hex (lower case) strings."}).
@@ -386,7 +390,8 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 		maxBatchSize:       p.Int(KeyMaxBatchSize), maxQueueSize: p.Int(KeyMaxQueueSize),
 		pollIntervalMs: p.Int(KeyPollIntervalMs), connectTimeoutMs: p.Int(KeyConnectTimeoutMs),
 		modes: valueModes{decimal: strings.ToLower(p.String(KeyDecimalHandlingMode)), time: strings.ToLower(p.String(KeyTimePrecisionMode)),
-			bigintPrecise: strings.EqualFold(p.String(KeyBigintUnsignedMode), "precise"), binary: strings.ToLower(p.String(KeyBinaryHandlingMode))},
+			bigintPrecise: strings.EqualFold(p.String(KeyBigintUnsignedMode), "precise"), binary: strings.ToLower(p.String(KeyBinaryHandlingMode)),
+			timeAdjuster: p.Bool(KeyEnableTimeAdjuster)},
 		gtidInclude: anchored(p.List(KeyGTIDSourceIncludes)), gtidExclude: anchored(p.List(KeyGTIDSourceExcludes)),
 		gtidFilterDML:       p.Bool(KeyGTIDFilterDML),
 		heartbeatIntervalMs: p.Int(KeyHeartbeatIntervalMs), heartbeatQuery: p.String(KeyHeartbeatActionQuery),

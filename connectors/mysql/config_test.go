@@ -75,7 +75,7 @@ func TestConfigValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := valueModes{decimal: "string", time: "adaptive_time_microseconds", bigintPrecise: true, binary: "hex"}
+	want := valueModes{decimal: "string", time: "adaptive_time_microseconds", bigintPrecise: true, binary: "hex", timeAdjuster: true}
 	if p.modes != want || p.heartbeatIntervalMs != 250 || p.heartbeatTopic != "__debezium-heartbeat.srv" {
 		t.Errorf("parsed %+v, heartbeat %d %q", p.modes, p.heartbeatIntervalMs, p.heartbeatTopic)
 	}

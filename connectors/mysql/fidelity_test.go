@@ -53,3 +53,30 @@ func TestMinimalRowImageFails(t *testing.T) {
 		}
 	}
 }
+
+// TestTimeAdjusterOff: enable.time.adjuster=false keeps the stored year of
+// DATE and DATETIME values in the snapshot and the binlog ('0018-04-01' is
+// day -712863); the default (true) is checked against Debezium by
+// TestFidelityGolden (17622).
+func TestTimeAdjusterOff(t *testing.T) {
+	m := testenv.MariaDBT(t)
+	ctx := context.Background()
+	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE d (id int PRIMARY KEY, d date, dt datetime);\nINSERT INTO d VALUES (1, '0018-04-01', '0018-04-01 00:00:00');\n"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := baseConfig(m)
+	cfg[KeyEnableTimeAdjuster] = "false"
+	task := startTask(t, cfg, nil)
+	got := []string{afterFields(t, pollData(t, task, 1)[0])}
+	if err := m.Exec(ctx, "inventory", "INSERT INTO d VALUES (2, '0070-01-01', '0099-12-31 00:00:00');\n"); err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, afterFields(t, pollData(t, task, 1)[0]))
+	want := []string{"id=1,d=-712863,dt=-61591363200000", "id=2,d=-693960,dt=-59011545600000"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -30,10 +30,27 @@ type valueModes struct {
 	time          string // adaptive_time_microseconds, connect
 	bigintPrecise bool   // BIGINT UNSIGNED as Decimal(20,0) instead of a wrapping int64
 	binary        string // bytes, base64, base64-url-safe, hex
+	timeAdjuster  bool   // enable.time.adjuster: years 0-99 of DATE/DATETIME read as two-digit years
 }
 
 // defaultModes are Debezium's defaults.
-var defaultModes = valueModes{decimal: "precise", time: "adaptive_time_microseconds", binary: "bytes"}
+var defaultModes = valueModes{decimal: "precise", time: "adaptive_time_microseconds", binary: "bytes", timeAdjuster: true}
+
+// adjustYear applies Debezium's enable.time.adjuster to a DATE or DATETIME
+// value (MySqlValueConverters.adjustTemporal): a year from 0 to 69 gets
+// 2000 years added, one from 70 to 99 gets 1900.
+func (ct *colType) adjustYear(t time.Time) time.Time {
+	if !ct.modes.timeAdjuster {
+		return t
+	}
+	switch y := t.Year(); {
+	case y >= 0 && y <= 69:
+		return t.AddDate(2000, 0, 0)
+	case y >= 70 && y <= 99:
+		return t.AddDate(1900, 0, 0)
+	}
+	return t
+}
 
 const (
 	kInt16 kind = iota
@@ -287,7 +304,7 @@ func (ct *colType) fromText(b []byte) (any, error) {
 		if err != nil {
 			return nil, zeroDate(s, err)
 		}
-		return int32(t.Unix() / 86400), nil
+		return int32(ct.adjustYear(t).Unix() / 86400), nil
 	case kTimestamp, kMicroTS, kZoned:
 		t, err := parseDateTime(s)
 		if err != nil {
@@ -295,9 +312,9 @@ func (ct *colType) fromText(b []byte) (any, error) {
 		}
 		switch ct.kind {
 		case kTimestamp:
-			return t.UnixMilli(), nil
+			return ct.adjustYear(t).UnixMilli(), nil
 		case kMicroTS:
-			return t.UnixMicro(), nil
+			return ct.adjustYear(t).UnixMicro(), nil
 		}
 		return zoned(t, c.fsp), nil
 	case kMicroTime:
