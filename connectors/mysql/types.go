@@ -192,6 +192,8 @@ func newColType(c *column, m valueModes) colType {
 		ct.kind, sb = kEnum, b(connect.String).Name("io.debezium.data.Enum").Version(1).Param("allowed", strings.Join(c.options, ","))
 	case "set":
 		ct.kind, sb = kSet, b(connect.String).Name("io.debezium.data.EnumSet").Version(1).Param("allowed", strings.Join(c.options, ","))
+	case "boolean": // declared BOOLEAN/BOOL in the DDL text (ddl_mariadb.go)
+		ct.kind, sb = kBool, b(connect.Boolean)
 	case "bit":
 		if c.precision <= 1 {
 			ct.kind, sb = kBool, b(connect.Boolean)
