@@ -51,6 +51,7 @@ const (
 	KeyBigintUnsignedMode      = "bigint.unsigned.handling.mode"
 	KeyBinaryHandlingMode      = "binary.handling.mode"
 	KeyEnableTimeAdjuster      = "enable.time.adjuster"
+	KeyExtendedHeadersEnabled  = "extended.headers.enabled"
 	KeyDeserializationFailure  = "event.deserialization.failure.handling.mode"
 	KeyConnectionTimeZone      = "database.connectionTimeZone"
 	KeyMaxBatchSize            = "max.batch.size"
@@ -267,6 +268,10 @@ func buildDef(f flavor) *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: KeyBigintUnsignedMode, Type: connect.TypeString, Default: connect.Str("long"), Importance: connect.Medium, Group: "Connector",
 			Allowed: []string{"long", "precise"},
 			Doc:     "BIGINT UNSIGNED values: long: int64 (values above 2^63-1 wrap, as Debezium); precise: org.apache.kafka.connect.data.Decimal with scale 0, precision 20."}).
+		Define(connect.ConfigKey{Name: KeyExtendedHeadersEnabled, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Low, Group: "Connector",
+			Doc: "Whether change events and schema change events (snapshot and binlog) carry Debezium's context headers, as Debezium's extended.headers.enabled (DebeziumHeaderProducer): " +
+				"__debezium.context.connectorLogicalName (topic.prefix), __debezium.context.taskId (0), __debezium.context.connectorName (mariadb or mysql) and __debezium.context.runId " +
+				"(a UUID drawn when the task starts), string values. Heartbeats carry none. The __debezium.newkey/__debezium.oldkey headers of a primary-key change are always sent."}).
 		Define(connect.ConfigKey{Name: KeyEnableTimeAdjuster, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
 			Doc: "Whether DATE and DATETIME values with a year from 0 to 99 get the two-digit year rule, as Debezium's enable.time.adjuster " +
 				"(MySqlValueConverters.adjustTemporal): 0-69 become 2000-2069, 70-99 become 1970-1999 ('0018-04-01' → 2018-04-01), in the snapshot and the binlog; false keeps the year as stored."}).
@@ -345,6 +350,7 @@ type config struct {
 	rules                *columns.Rules
 	skipped              skippedOps
 	includeSchemaChanges bool
+	extendedHeaders      bool // extended.headers.enabled
 	lockingMode          string
 	tombstonesOnDelete   bool
 	maxBatchSize         int
@@ -386,8 +392,8 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 		lockingMode:  strings.ToLower(p.String(KeySnapshotLockingMode)),
 		historyTopic: p.String(KeyHistoryTopic), historyBrokers: p.List(KeyHistoryBootstrap),
 		skipUnparseableDDL: p.Bool(KeySkipUnparseableDDL), includeSchemaChanges: p.Bool(KeyIncludeSchemaChanges),
-		tombstonesOnDelete: p.Bool(KeyTombstonesOnDelete),
-		maxBatchSize:       p.Int(KeyMaxBatchSize), maxQueueSize: p.Int(KeyMaxQueueSize),
+		tombstonesOnDelete: p.Bool(KeyTombstonesOnDelete), extendedHeaders: p.Bool(KeyExtendedHeadersEnabled),
+		maxBatchSize: p.Int(KeyMaxBatchSize), maxQueueSize: p.Int(KeyMaxQueueSize),
 		pollIntervalMs: p.Int(KeyPollIntervalMs), connectTimeoutMs: p.Int(KeyConnectTimeoutMs),
 		modes: valueModes{decimal: strings.ToLower(p.String(KeyDecimalHandlingMode)), time: strings.ToLower(p.String(KeyTimePrecisionMode)),
 			bigintPrecise: strings.EqualFold(p.String(KeyBigintUnsignedMode), "precise"), binary: strings.ToLower(p.String(KeyBinaryHandlingMode)),

@@ -11,7 +11,9 @@ import (
 	gmysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
+	"github.com/connectd/connectd/connectors/internal/headers"
 	"github.com/connectd/connectd/connectors/internal/heartbeat"
 )
 
@@ -424,11 +426,17 @@ func (t *Task) rows(ctx context.Context, s *txState, h *replication.EventHeader,
 				return err
 			}
 			if ts.key != nil && !keyEqual(ts.keyOf(before).Values, ts.keyOf(after).Values) {
-				// A primary key change is a delete (+ tombstone) and a create, as Debezium.
-				if err := t.emitDelete(ctx, ts, before, src, offMap); err != nil {
+				// A primary key change is a delete (+ tombstone) of the old key
+				// with header __debezium.newkey, then a create with
+				// __debezium.oldkey, as Debezium's RelationalChangeRecordEmitter.
+				cre := t.record(ts, envelope.OpCreate, nil, after, src, offMap)
+				del := t.record(ts, envelope.OpDelete, before, nil, src, offMap)
+				del.Headers = []connect.Header{{Key: headers.NewKey, Value: headers.KeyValue(cre.Key)}}
+				cre.Headers = []connect.Header{{Key: headers.OldKey, Value: headers.KeyValue(del.Key)}}
+				if err := t.emitDeleteRecord(ctx, del); err != nil {
 					return err
 				}
-				if err := t.emit(ctx, t.record(ts, envelope.OpCreate, nil, after, src, offMap)); err != nil {
+				if err := t.emit(ctx, cre); err != nil {
 					return err
 				}
 				continue
@@ -494,12 +502,21 @@ func opName(op string) string {
 }
 
 func (t *Task) emitDelete(ctx context.Context, ts *tableSchema, before []any, src sourceInfo, off map[string]any) error {
-	r := t.record(ts, envelope.OpDelete, before, nil, src, off)
+	return t.emitDeleteRecord(ctx, t.record(ts, envelope.OpDelete, before, nil, src, off))
+}
+
+// emitDeleteRecord queues a delete and, with tombstones.on.delete, its
+// tombstone, which carries the delete's own headers (a key change's
+// __debezium.newkey, as Debezium's) and the context headers.
+func (t *Task) emitDeleteRecord(ctx context.Context, r *connect.SourceRecord) error {
+	own := r.Headers
 	if err := t.emit(ctx, r); err != nil {
 		return err
 	}
 	if t.cfg.tombstonesOnDelete && r.Key != nil {
-		return t.emit(ctx, envelope.Tombstone(r))
+		tomb := envelope.Tombstone(r)
+		tomb.Headers = own
+		return t.emit(ctx, tomb)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
+	"github.com/connectd/connectd/connectors/internal/headers"
 	"github.com/connectd/connectd/connectors/internal/queue"
 )
 
@@ -48,7 +49,8 @@ type Task struct {
 	lastSource     []any
 	history        *schemaHistory // nil without schema.history.internal.kafka.topic
 	log            *slog.Logger
-	lag            binlogLag // binlog bytes behind the server, for Metrics (metrics.go)
+	headers        []connect.Header // context headers of every record but heartbeats (extended.headers.enabled); nil = none
+	lag            binlogLag        // binlog bytes behind the server, for Metrics (metrics.go)
 }
 
 var _ connect.SourceTask = (*Task)(nil)
@@ -95,6 +97,9 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	t.done = make(chan struct{})
 	t.lag.SetReady()
 	t.schemas = map[string]*tableSchema{}
+	if t.cfg.extendedHeaders {
+		t.headers = headers.Context(t.flavor.connector(), t.cfg.topicPrefix, t.now())
+	}
 	t.catalog = catalog{}
 	t.parser = parser.New()
 	t.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -233,6 +238,9 @@ func (t *Task) run(ctx context.Context, p plan) {
 
 // emit queues a record, blocking while the queue is full (max.queue.size).
 func (t *Task) emit(ctx context.Context, r *connect.SourceRecord) error {
+	if t.headers != nil && r.Topic != t.cfg.heartbeatTopic {
+		r.Headers = headers.With(r.Headers, t.headers)
+	}
 	select {
 	case t.records <- r:
 		return nil
