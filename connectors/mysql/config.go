@@ -272,6 +272,10 @@ func buildDef(f flavor) *connect.ConfigDef {
 			Doc: "Whether change events and schema change events (snapshot and binlog) carry Debezium's context headers, as Debezium's extended.headers.enabled (DebeziumHeaderProducer): " +
 				"__debezium.context.connectorLogicalName (topic.prefix), __debezium.context.taskId (0), __debezium.context.connectorName (mariadb or mysql) and __debezium.context.runId " +
 				"(a UUID drawn when the task starts), string values. Heartbeats carry none. The __debezium.newkey/__debezium.oldkey headers of a primary-key change are always sent."}).
+		Define(connect.ConfigKey{Name: KeyConverters, Type: connect.TypeString, Optional: true, Importance: connect.Low, Group: "Events",
+			Doc: "Comma-separated names of custom converters, each with <name>.type (its class) and <name>.<option> keys, as Debezium's converters. connectd implements " + TinyIntOneToBooleanClass +
+				" (options selector: comma-separated regexes matched against <db>.<table>.<column>, none = every column; length.checker, default true: only TINYINT(1)): " +
+				"matching TINYINT/TINYINT UNSIGNED columns become booleans (value > 0), in the snapshot and the binlog. Any other class is refused."}).
 		Define(connect.ConfigKey{Name: KeyEnableTimeAdjuster, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
 			Doc: "Whether DATE and DATETIME values with a year from 0 to 99 get the two-digit year rule, as Debezium's enable.time.adjuster " +
 				"(MySqlValueConverters.adjustTemporal): 0-69 become 2000-2069, 70-99 become 1970-1999 ('0018-04-01' → 2018-04-01), in the snapshot and the binlog; false keeps the year as stored."}).
@@ -304,6 +308,9 @@ func columnRegexList(v string) string {
 
 func validate(f flavor, cfg map[string]string) []connect.ConfigError {
 	errs := configDef(f).Validate(cfg)
+	if _, cerrs := parseConverters(cfg); len(cerrs) > 0 {
+		errs = append(errs, cerrs...)
+	}
 	if _, err := columns.Parse(cfg); err != nil {
 		// the mask/truncate/hash keys and message.key.columns
 		key, _, _ := strings.Cut(err.Error(), ":")
@@ -405,6 +412,7 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 	}
 	c.storeOnlyTables, c.storeOnlyDBs = p.Bool(KeyStoreOnlyCapturedTables), p.Bool(KeyStoreOnlyCapturedDBs)
 	c.rules, _ = columns.Parse(cfg)
+	c.modes.tinyBool, _ = parseConverters(cfg)
 	c.selectOverrides = relational.SelectOverrides(p.List(KeySnapshotSelectOverrides), cfg)
 	for _, op := range p.List(KeySkippedOperations) {
 		if op = strings.ToLower(op); op == "none" {

@@ -87,3 +87,34 @@ func TestConfigValidation(t *testing.T) {
 		t.Errorf("default skipped.operations is Debezium's \"t\"")
 	}
 }
+
+// TestConvertersValidation: an unknown converter class, or a converter
+// without a class, is a validation error naming it; Debezium's
+// TinyIntOneToBooleanConverter is accepted.
+func TestConvertersValidation(t *testing.T) {
+	base := map[string]string{KeyHostname: "h", KeyUser: "u", KeyServerID: "1", KeyTopicPrefix: "p"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	if errs := validate(flavorMariaDB, with(KeyConverters, "b", "b.type", TinyIntOneToBooleanClass, "b.selector", `db\.t\..*`)); len(errs) != 0 {
+		t.Errorf("TinyIntOneToBooleanConverter: %v", errs)
+	}
+	errs := validate(flavorMariaDB, with(KeyConverters, "b, j", "b.type", "com.example.MyConverter"))
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, e.Key+": "+e.Message)
+	}
+	got := strings.Join(msgs, "\n")
+	for _, want := range []string{"b.type: converter b: connectd does not implement converter class com.example.MyConverter", "j.type: converter j: j.type (its class) is required"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("errors %q do not say %q", got, want)
+		}
+	}
+}

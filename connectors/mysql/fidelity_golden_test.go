@@ -137,3 +137,15 @@ var headersRE = regexp.MustCompile(`,"headers":\[.*\]\}$`)
 func TestFidelityGolden(t *testing.T) {
 	fidelityRun(t, "../../testdata/debezium/mariadb_fidelity.jsonl", nil)
 }
+
+// TestTinyIntConverterGolden: the same scenario with Debezium's shipped
+// TinyIntOneToBooleanConverter (reference/debezium/scenarios/
+// mariadb_tinyint_converter.properties: selector inventory.snap_cs.* and
+// inventory.booly.flag): snap_cs.flag (TINYINT(1)) is a boolean in the
+// snapshot and the binlog, booly.t1 (not selected) stays int16.
+func TestTinyIntConverterGolden(t *testing.T) {
+	fidelityRun(t, "../../testdata/debezium/mariadb_tinyint_converter.jsonl", map[string]string{
+		KeyConverters: "boolean", "boolean.type": TinyIntOneToBooleanClass,
+		"boolean.selector": `inventory\.snap_cs\..*,inventory\.booly\.flag`,
+	})
+}

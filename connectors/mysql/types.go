@@ -31,6 +31,7 @@ type valueModes struct {
 	bigintPrecise bool   // BIGINT UNSIGNED as Decimal(20,0) instead of a wrapping int64
 	binary        string // bytes, base64, base64-url-safe, hex
 	timeAdjuster  bool   // enable.time.adjuster: years 0-99 of DATE/DATETIME read as two-digit years
+	tinyBool      *tinyIntBool // converters: a TinyIntOneToBooleanConverter; nil = none
 }
 
 // defaultModes are Debezium's defaults.
@@ -69,6 +70,7 @@ const (
 	kEnum      // io.debezium.data.Enum
 	kSet       // io.debezium.data.EnumSet
 	kBool      // BIT(1)
+	kTinyBool  // TINYINT(1) taken by a TinyIntOneToBooleanConverter (converters.go): > 0 is true
 	kBits      // io.debezium.data.Bits
 	kBytes     // BINARY, VARBINARY, BLOB
 	kUDecimal  // BIGINT UNSIGNED with bigint.unsigned.handling.mode=precise: Decimal(20,0)
@@ -277,6 +279,9 @@ func (ct *colType) fromText(b []byte) (any, error) {
 			return nil, fmt.Errorf("invalid BIGINT UNSIGNED %q", s)
 		}
 		return connect.Decimal{Unscaled: u, Scale: 0}, nil
+	case kTinyBool:
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n > 0, err
 	case kInt16, kInt32, kInt64, kYear:
 		var n int64
 		if c.unsigned {
@@ -435,6 +440,11 @@ func (ct *colType) fromBinlog(v any) (any, error) {
 		return strings.Join(parts, ","), nil
 	case kBool:
 		return u != 0, nil
+	case kTinyBool:
+		if c.unsigned {
+			n = int64(u)
+		}
+		return n > 0, nil
 	case kBits:
 		return bitsValue(u, c.precision), nil
 	}
