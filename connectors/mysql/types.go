@@ -26,11 +26,11 @@ type kind int
 // decimal.handling.mode, time.precision.mode, bigint.unsigned.handling.mode
 // and binary.handling.mode.
 type valueModes struct {
-	decimal       string // precise (Decimal), double (float64), string (plain decimal text)
-	time          string // adaptive_time_microseconds, connect
-	bigintPrecise bool   // BIGINT UNSIGNED as Decimal(20,0) instead of a wrapping int64
-	binary        string // bytes, base64, base64-url-safe, hex
-	timeAdjuster  bool   // enable.time.adjuster: years 0-99 of DATE/DATETIME read as two-digit years
+	decimal       string       // precise (Decimal), double (float64), string (plain decimal text)
+	time          string       // adaptive_time_microseconds, connect
+	bigintPrecise bool         // BIGINT UNSIGNED as Decimal(20,0) instead of a wrapping int64
+	binary        string       // bytes, base64, base64-url-safe, hex
+	timeAdjuster  bool         // enable.time.adjuster: years 0-99 of DATE/DATETIME read as two-digit years
 	tinyBool      *tinyIntBool // converters: a TinyIntOneToBooleanConverter; nil = none
 }
 
