@@ -29,12 +29,9 @@ import (
 // SETUP=mariadb_fidelity.sql CHANGES=mariadb_fidelity_changes.sql
 // CAPTURE_HEADERS=1 run-mariadb-inventory.sh).
 func fidelityRun(t *testing.T, golden string, extra map[string]string) {
-	m := testenv.MariaDBT(t)
+	// as the reference server (SERVER_CHARSET=latin1)
+	m := testenv.MariaDBT(t, "--character-set-server=latin1", "--collation-server=latin1_general_ci")
 	ctx := context.Background()
-	// as the reference server's --character-set-server=latin1 (not binlogged)
-	if err := m.Exec(ctx, "", "SET GLOBAL character_set_server = latin1, collation_server = latin1_general_ci;\n"); err != nil {
-		t.Fatal(err)
-	}
 	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
 		t.Fatal(err)
 	}

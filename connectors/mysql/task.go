@@ -70,10 +70,24 @@ func (t *Task) connect(ctx context.Context) (*client.Conn, error) {
 	addr := net.JoinHostPort(t.cfg.host, strconv.Itoa(t.cfg.port))
 	c, err := client.ConnectWithContext(ctx, addr, t.cfg.user, t.cfg.password, "",
 		time.Duration(t.cfg.connectTimeoutMs)*time.Millisecond, func(c *client.Conn) error {
-			return c.SetCharset("utf8mb4")
+			// The handshake's collation sets the session's character sets.
+			// go-mysql's default (utf8mb4_0900_ai_ci, id 255) is unknown
+			// to MariaDB, which then falls back to character_set_server
+			// (latin1 by default), and SetCharset("utf8mb4") is a no-op on
+			// a fresh connection (go-mysql believes it is utf8mb4
+			// already): utf8mb4 text read in a snapshot came out as
+			// latin1 ('h�llo'). utf8mb4_general_ci (id 45) is known to
+			// MariaDB and MySQL.
+			return c.SetCollation("utf8mb4_general_ci")
 		})
 	if err != nil {
 		return nil, fmt.Errorf("mysql: connect to %s as %s: %w", addr, t.cfg.user, err)
+	}
+	// Every column's text in utf8mb4 whatever the server's defaults
+	// (character_set_results; binary columns stay bytes).
+	if _, err := c.Execute("SET NAMES utf8mb4"); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("mysql: set names utf8mb4: %w", err)
 	}
 	// TIMESTAMP values are read and emitted in UTC in both phases.
 	if _, err := c.Execute("SET time_zone = '+00:00'"); err != nil {
