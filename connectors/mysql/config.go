@@ -131,7 +131,7 @@ func buildDef(f flavor) *connect.ConfigDef {
 	if f == flavorMariaDB {
 		db = "MariaDB"
 	}
-	return connect.NewConfigDef().
+	return defineDebeziumOnly(connect.NewConfigDef()).
 		Define(connect.ConfigKey{Name: KeyConnectorClass, Type: connect.TypeString, Default: connect.Str(f.className()), Importance: connect.High,
 			Doc: "The connector class: " + f.className() + "."}).
 		Define(connect.ConfigKey{Name: KeyHostname, Type: connect.TypeString, Importance: connect.High, Group: "Connection",

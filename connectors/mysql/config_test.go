@@ -118,3 +118,32 @@ func TestConvertersValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestDebeziumOnlyKeys: a Debezium key connectd does not implement is
+// refused unless it holds its default; a no-effect tuning key is accepted
+// and reported for the task's warning; every Debezium key is defined.
+func TestDebeziumOnlyKeys(t *testing.T) {
+	base := map[string]string{KeyHostname: "h", KeyUser: "u", KeyServerID: "1", KeyTopicPrefix: "p"}
+	cfg := map[string]string{"provide.transaction.metadata": "true", "signal.data.collection": "db.signals",
+		"snapshot.fetch.size": "500", "schema.history.internal": "io.debezium.storage.kafka.history.KafkaSchemaHistory", "signal.enabled.channels": "source"}
+	for k, v := range base {
+		cfg[k] = v
+	}
+	errs := validate(flavorMariaDB, cfg)
+	var keys []string
+	for _, e := range errs {
+		keys = append(keys, e.Key+": "+e.Message)
+	}
+	got := strings.Join(keys, "\n")
+	want := "provide.transaction.metadata: Invalid value true for configuration provide.transaction.metadata: connectd does not implement provide.transaction.metadata; only its default (false) is accepted\n" +
+		"signal.data.collection: Invalid value db.signals for configuration signal.data.collection: connectd does not implement signal.data.collection; leave it unset"
+	if got != want {
+		t.Errorf("errors:\n%s\nwant:\n%s", got, want)
+	}
+	if n := noEffectKeysSet(cfg); len(n) != 1 || n[0] != "snapshot.fetch.size" {
+		t.Errorf("no-effect keys set: %v", n)
+	}
+	if len(configDef(flavorMariaDB).Keys()) < 116 {
+		t.Errorf("%d keys defined, Debezium's MariaDbConnector has 116", len(configDef(flavorMariaDB).Keys()))
+	}
+}

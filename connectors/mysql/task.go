@@ -120,6 +120,9 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	if tl, ok := tc.(connect.TaskLogger); ok && tl.Logger() != nil {
 		t.log = tl.Logger()
 	}
+	for _, k := range noEffectKeysSet(cfgMap) {
+		t.log.Warn("Debezium configuration key is accepted but has no effect in connectd", "key", k, "value", cfgMap[k])
+	}
 	defer func() {
 		if err != nil {
 			t.history.close()
