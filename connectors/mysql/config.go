@@ -50,6 +50,8 @@ const (
 	KeyTimePrecisionMode       = "time.precision.mode"
 	KeyBigintUnsignedMode      = "bigint.unsigned.handling.mode"
 	KeyBinaryHandlingMode      = "binary.handling.mode"
+	KeyEnableTimeAdjuster      = "enable.time.adjuster"
+	KeyExtendedHeadersEnabled  = "extended.headers.enabled"
 	KeyDeserializationFailure  = "event.deserialization.failure.handling.mode"
 	KeyConnectionTimeZone      = "database.connectionTimeZone"
 	KeyMaxBatchSize            = "max.batch.size"
@@ -129,7 +131,7 @@ func buildDef(f flavor) *connect.ConfigDef {
 	if f == flavorMariaDB {
 		db = "MariaDB"
 	}
-	return connect.NewConfigDef().
+	return defineDebeziumOnly(connect.NewConfigDef()).
 		Define(connect.ConfigKey{Name: KeyConnectorClass, Type: connect.TypeString, Default: connect.Str(f.className()), Importance: connect.High,
 			Doc: "The connector class: " + f.className() + "."}).
 		Define(connect.ConfigKey{Name: KeyHostname, Type: connect.TypeString, Importance: connect.High, Group: "Connection",
@@ -266,6 +268,17 @@ func buildDef(f flavor) *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: KeyBigintUnsignedMode, Type: connect.TypeString, Default: connect.Str("long"), Importance: connect.Medium, Group: "Connector",
 			Allowed: []string{"long", "precise"},
 			Doc:     "BIGINT UNSIGNED values: long: int64 (values above 2^63-1 wrap, as Debezium); precise: org.apache.kafka.connect.data.Decimal with scale 0, precision 20."}).
+		Define(connect.ConfigKey{Name: KeyExtendedHeadersEnabled, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Low, Group: "Connector",
+			Doc: "Whether change events and schema change events (snapshot and binlog) carry Debezium's context headers, as Debezium's extended.headers.enabled (DebeziumHeaderProducer): " +
+				"__debezium.context.connectorLogicalName (topic.prefix), __debezium.context.taskId (0), __debezium.context.connectorName (mariadb or mysql) and __debezium.context.runId " +
+				"(a UUID drawn when the task starts), string values. Heartbeats carry none. The __debezium.newkey/__debezium.oldkey headers of a primary-key change are always sent."}).
+		Define(connect.ConfigKey{Name: KeyConverters, Type: connect.TypeString, Optional: true, Importance: connect.Low, Group: "Events",
+			Doc: "Comma-separated names of custom converters, each with <name>.type (its class) and <name>.<option> keys, as Debezium's converters. connectd implements " + TinyIntOneToBooleanClass +
+				" (options selector: comma-separated regexes matched against <db>.<table>.<column>, none = every column; length.checker, default true: only TINYINT(1)): " +
+				"matching TINYINT/TINYINT UNSIGNED columns become booleans (value > 0), in the snapshot and the binlog. Any other class is refused."}).
+		Define(connect.ConfigKey{Name: KeyEnableTimeAdjuster, Type: connect.TypeBoolean, Default: connect.Str("true"), Importance: connect.Medium, Group: "Connector",
+			Doc: "Whether DATE and DATETIME values with a year from 0 to 99 get the two-digit year rule, as Debezium's enable.time.adjuster " +
+				"(MySqlValueConverters.adjustTemporal): 0-69 become 2000-2069, 70-99 become 1970-1999 ('0018-04-01' → 2018-04-01), in the snapshot and the binlog; false keeps the year as stored."}).
 		Define(connect.ConfigKey{Name: KeyBinaryHandlingMode, Type: connect.TypeString, Default: connect.Str("bytes"), Importance: connect.Low, Group: "Connector",
 			Allowed: []string{"bytes", "base64", "base64-url-safe", "hex"},
 			Doc:     "BINARY/VARBINARY/BLOB values: bytes; base64 / base64-url-safe (padded) or hex (lower case) strings."}).
@@ -295,6 +308,9 @@ func columnRegexList(v string) string {
 
 func validate(f flavor, cfg map[string]string) []connect.ConfigError {
 	errs := configDef(f).Validate(cfg)
+	if _, cerrs := parseConverters(cfg); len(cerrs) > 0 {
+		errs = append(errs, cerrs...)
+	}
 	if _, err := columns.Parse(cfg); err != nil {
 		// the mask/truncate/hash keys and message.key.columns
 		key, _, _ := strings.Cut(err.Error(), ":")
@@ -341,6 +357,7 @@ type config struct {
 	rules                *columns.Rules
 	skipped              skippedOps
 	includeSchemaChanges bool
+	extendedHeaders      bool // extended.headers.enabled
 	lockingMode          string
 	tombstonesOnDelete   bool
 	maxBatchSize         int
@@ -382,11 +399,12 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 		lockingMode:  strings.ToLower(p.String(KeySnapshotLockingMode)),
 		historyTopic: p.String(KeyHistoryTopic), historyBrokers: p.List(KeyHistoryBootstrap),
 		skipUnparseableDDL: p.Bool(KeySkipUnparseableDDL), includeSchemaChanges: p.Bool(KeyIncludeSchemaChanges),
-		tombstonesOnDelete: p.Bool(KeyTombstonesOnDelete),
-		maxBatchSize:       p.Int(KeyMaxBatchSize), maxQueueSize: p.Int(KeyMaxQueueSize),
+		tombstonesOnDelete: p.Bool(KeyTombstonesOnDelete), extendedHeaders: p.Bool(KeyExtendedHeadersEnabled),
+		maxBatchSize: p.Int(KeyMaxBatchSize), maxQueueSize: p.Int(KeyMaxQueueSize),
 		pollIntervalMs: p.Int(KeyPollIntervalMs), connectTimeoutMs: p.Int(KeyConnectTimeoutMs),
 		modes: valueModes{decimal: strings.ToLower(p.String(KeyDecimalHandlingMode)), time: strings.ToLower(p.String(KeyTimePrecisionMode)),
-			bigintPrecise: strings.EqualFold(p.String(KeyBigintUnsignedMode), "precise"), binary: strings.ToLower(p.String(KeyBinaryHandlingMode))},
+			bigintPrecise: strings.EqualFold(p.String(KeyBigintUnsignedMode), "precise"), binary: strings.ToLower(p.String(KeyBinaryHandlingMode)),
+			timeAdjuster: p.Bool(KeyEnableTimeAdjuster)},
 		gtidInclude: anchored(p.List(KeyGTIDSourceIncludes)), gtidExclude: anchored(p.List(KeyGTIDSourceExcludes)),
 		gtidFilterDML:       p.Bool(KeyGTIDFilterDML),
 		heartbeatIntervalMs: p.Int(KeyHeartbeatIntervalMs), heartbeatQuery: p.String(KeyHeartbeatActionQuery),
@@ -394,6 +412,7 @@ func parseConfig(f flavor, cfg map[string]string) (*config, error) {
 	}
 	c.storeOnlyTables, c.storeOnlyDBs = p.Bool(KeyStoreOnlyCapturedTables), p.Bool(KeyStoreOnlyCapturedDBs)
 	c.rules, _ = columns.Parse(cfg)
+	c.modes.tinyBool, _ = parseConverters(cfg)
 	c.selectOverrides = relational.SelectOverrides(p.List(KeySnapshotSelectOverrides), cfg)
 	for _, op := range p.List(KeySkippedOperations) {
 		if op = strings.ToLower(op); op == "none" {

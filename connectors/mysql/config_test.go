@@ -75,7 +75,7 @@ func TestConfigValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := valueModes{decimal: "string", time: "adaptive_time_microseconds", bigintPrecise: true, binary: "hex"}
+	want := valueModes{decimal: "string", time: "adaptive_time_microseconds", bigintPrecise: true, binary: "hex", timeAdjuster: true}
 	if p.modes != want || p.heartbeatIntervalMs != 250 || p.heartbeatTopic != "__debezium-heartbeat.srv" {
 		t.Errorf("parsed %+v, heartbeat %d %q", p.modes, p.heartbeatIntervalMs, p.heartbeatTopic)
 	}
@@ -85,5 +85,65 @@ func TestConfigValidation(t *testing.T) {
 	}
 	if d, _ := parseConfig(flavorMariaDB, base); !d.skipped.skip("t") || d.skipped.skip("u") {
 		t.Errorf("default skipped.operations is Debezium's \"t\"")
+	}
+}
+
+// TestConvertersValidation: an unknown converter class, or a converter
+// without a class, is a validation error naming it; Debezium's
+// TinyIntOneToBooleanConverter is accepted.
+func TestConvertersValidation(t *testing.T) {
+	base := map[string]string{KeyHostname: "h", KeyUser: "u", KeyServerID: "1", KeyTopicPrefix: "p"}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	if errs := validate(flavorMariaDB, with(KeyConverters, "b", "b.type", TinyIntOneToBooleanClass, "b.selector", `db\.t\..*`)); len(errs) != 0 {
+		t.Errorf("TinyIntOneToBooleanConverter: %v", errs)
+	}
+	errs := validate(flavorMariaDB, with(KeyConverters, "b, j", "b.type", "com.example.MyConverter"))
+	var msgs []string
+	for _, e := range errs {
+		msgs = append(msgs, e.Key+": "+e.Message)
+	}
+	got := strings.Join(msgs, "\n")
+	for _, want := range []string{"b.type: converter b: connectd does not implement converter class com.example.MyConverter", "j.type: converter j: j.type (its class) is required"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("errors %q do not say %q", got, want)
+		}
+	}
+}
+
+// TestDebeziumOnlyKeys: a Debezium key connectd does not implement is
+// refused unless it holds its default; a no-effect tuning key is accepted
+// and reported for the task's warning; every Debezium key is defined.
+func TestDebeziumOnlyKeys(t *testing.T) {
+	base := map[string]string{KeyHostname: "h", KeyUser: "u", KeyServerID: "1", KeyTopicPrefix: "p"}
+	cfg := map[string]string{"provide.transaction.metadata": "true", "signal.data.collection": "db.signals",
+		"snapshot.fetch.size": "500", "schema.history.internal": "io.debezium.storage.kafka.history.KafkaSchemaHistory", "signal.enabled.channels": "source"}
+	for k, v := range base {
+		cfg[k] = v
+	}
+	errs := validate(flavorMariaDB, cfg)
+	var keys []string
+	for _, e := range errs {
+		keys = append(keys, e.Key+": "+e.Message)
+	}
+	got := strings.Join(keys, "\n")
+	want := "provide.transaction.metadata: Invalid value true for configuration provide.transaction.metadata: connectd does not implement provide.transaction.metadata; only its default (false) is accepted\n" +
+		"signal.data.collection: Invalid value db.signals for configuration signal.data.collection: connectd does not implement signal.data.collection; leave it unset"
+	if got != want {
+		t.Errorf("errors:\n%s\nwant:\n%s", got, want)
+	}
+	if n := noEffectKeysSet(cfg); len(n) != 1 || n[0] != "snapshot.fetch.size" {
+		t.Errorf("no-effect keys set: %v", n)
+	}
+	if len(configDef(flavorMariaDB).Keys()) < 116 {
+		t.Errorf("%d keys defined, Debezium's MariaDbConnector has 116", len(configDef(flavorMariaDB).Keys()))
 	}
 }

@@ -59,7 +59,13 @@ var mariadbTypes = map[string]string{"uuid": "binary(16)", "inet6": "binary(16)"
 	// spatial types: the TiDB parser has none
 	"geometry": "longblob", "point": "longblob", "linestring": "longblob", "polygon": "longblob",
 	"multipoint": "longblob", "multilinestring": "longblob", "multipolygon": "longblob",
-	"geometrycollection": "longblob", "geomcollection": "longblob"}
+	"geometrycollection": "longblob", "geomcollection": "longblob",
+	// BOOLEAN/BOOL are TINYINT(1) to the server (information_schema, SHOW
+	// CREATE TABLE) and to the TiDB parser, but Debezium's DDL parser types a
+	// column declared so in the DDL text BOOLEAN (java.sql.Types.BOOLEAN,
+	// Connect boolean), e.g. a table created while streaming
+	// (mariadb_fidelity.jsonl); the text is kept as written
+	"boolean": "BOOLEAN", "bool": "BOOL"}
 
 // mariadbTableOptions are MariaDB table options that change nothing in the
 // column model: <option> [=] <value>.
@@ -418,7 +424,11 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 			if md.types == nil {
 				md.types = map[string]string{}
 			}
-			md.types[strings.ToLower(name)] = strings.ToLower(w)
+			typ := strings.ToLower(w)
+			if typ == "bool" {
+				typ = "boolean"
+			}
+			md.types[strings.ToLower(name)] = typ
 			out[sig[j]] = mariadbTypes[strings.ToLower(w)]
 		}
 	}

@@ -74,6 +74,8 @@ var jdbcTypes = map[string]int{
 	// (UuidDataTypeContext); INET6/INET4 have no entry there, connectd uses
 	// OTHER as well
 	"uuid": 1111, "inet6": 1111, "inet4": 1111,
+	// a column declared BOOLEAN/BOOL in DDL text (java.sql.Types.BOOLEAN)
+	"boolean": 16,
 }
 
 func intp(n int) *int { return &n }

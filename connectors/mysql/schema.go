@@ -30,6 +30,9 @@ func newTableSchema(prefix string, f flavor, t *table, m valueModes, rules *colu
 	for i := range t.cols {
 		c := &t.cols[i]
 		ct := newColType(c, m)
+		if m.tinyBool.applies(t.ID(), c) {
+			ct = ct.asTinyIntBool()
+		}
 		keySchemas[i] = ct.schema
 		if ct.kind != kUnsupported && rules != nil {
 			if rules.Excluded(t.ID() + "." + c.Name) {

@@ -57,6 +57,10 @@ type configBased struct {
 // server. Reconfigure the connector to use a snapshot mode when needed.").
 var ErrBinlogUnavailable = errors.New("mysql: the stored binlog position is no longer available on the server")
 
+// ErrPartialRowImage fails the task on a row event whose images lack
+// columns (a session with binlog_row_image MINIMAL or NOBLOB wrote it).
+var ErrPartialRowImage = errors.New("mysql: row image lacks columns")
+
 // plan decides what the reader does, as Debezium's BaseSourceTask
 // validateSchemaHistory and BinlogSourceTask validateSnapshotFeasibility:
 //   - no stored offset: snapshot per mode (recovery, or configuration_based

@@ -75,6 +75,7 @@ var sourceSchemas = map[flavor]*connect.Schema{flavorMySQL: sourceSchemaOf(flavo
 // sourceInfo is what one event's source block says.
 type sourceInfo struct {
 	server, db, table string
+	emptyTable        bool      // table "" rather than null (the schema change event of CREATE/DROP EVENT, as Debezium)
 	ts                time.Time // event time (binlog header, seconds) or snapshot start (seconds)
 	snapshot          string    // "" = not a snapshot record (written as the default "false")
 	serverID          int64     // 0 in the snapshot
@@ -91,7 +92,7 @@ func (s sourceInfo) build(f flavor) *connect.Struct {
 	sch := sourceSchemas[f]
 	us := s.ts.UnixMicro()
 	var snap, gtid, table any
-	if s.table != "" {
+	if s.table != "" || s.emptyTable {
 		table = s.table
 	}
 	if s.snapshot != "" {

@@ -11,7 +11,9 @@ import (
 	gmysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/go-mysql-org/go-mysql/replication"
 
+	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
+	"github.com/connectd/connectd/connectors/internal/headers"
 	"github.com/connectd/connectd/connectors/internal/heartbeat"
 )
 
@@ -226,13 +228,22 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 		capturedTable = capturedTable || ok
 		return ok
 	}
-	changes, isDDL, err := t.catalog.applyDDL(t.parser, db, q, include)
-	if err != nil {
-		if t.cfg.skipUnparseableDDL {
-			t.log.Warn("skipping DDL the parser cannot handle ("+KeySkipUnparseableDDL+"=true)", "ddl", q, "err", err)
-			return nil
+	var changes []tableChange
+	isDDL := true
+	kind := classifyOther(q)
+	switch kind {
+	case otherIgnore:
+		return nil
+	case otherStore:
+	default:
+		var err error
+		if changes, isDDL, err = t.catalog.applyDDL(t.parser, db, q, include); err != nil {
+			if t.cfg.skipUnparseableDDL {
+				t.log.Warn("skipping DDL the parser cannot handle ("+KeySkipUnparseableDDL+"=true)", "ddl", q, "file", s.file, "pos", evStart, "err", err)
+				return nil
+			}
+			return fmt.Errorf("%w at binlog %s:%d (set %s=true to skip it)", err, s.file, evStart, KeySkipUnparseableDDL)
 		}
-		return fmt.Errorf("%w (set %s=true to skip it)", err, KeySkipUnparseableDDL)
 	}
 	for _, ch := range changes {
 		delete(t.schemas, ch.db+"."+ch.name)
@@ -267,7 +278,7 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 		return nil
 	}
 	src := sourceInfo{server: t.cfg.topicPrefix, db: db, ts: time.Unix(int64(h.Timestamp), 0),
-		serverID: int64(h.ServerID), gtid: s.gtid, file: s.file, pos: evStart}
+		serverID: int64(h.ServerID), gtid: s.gtid, file: s.file, pos: evStart, emptyTable: kind == otherStore}
 	if len(changes) > 0 {
 		src.table = changes[0].name
 	} else if !t.cfg.dbIncluded(db) {
@@ -365,6 +376,9 @@ func (t *Task) rows(ctx context.Context, s *txState, h *replication.EventHeader,
 		// event type (a primary-key update is skipped with "u" as well).
 		return nil
 	}
+	if err := fullRowImage(ts, s, h, e, op); err != nil {
+		return err
+	}
 	skip := int64(0)
 	if s.skipEvents > 0 {
 		if s.events < s.skipEvents {
@@ -412,11 +426,17 @@ func (t *Task) rows(ctx context.Context, s *txState, h *replication.EventHeader,
 				return err
 			}
 			if ts.key != nil && !keyEqual(ts.keyOf(before).Values, ts.keyOf(after).Values) {
-				// A primary key change is a delete (+ tombstone) and a create, as Debezium.
-				if err := t.emitDelete(ctx, ts, before, src, offMap); err != nil {
+				// A primary key change is a delete (+ tombstone) of the old key
+				// with header __debezium.newkey, then a create with
+				// __debezium.oldkey, as Debezium's RelationalChangeRecordEmitter.
+				cre := t.record(ts, envelope.OpCreate, nil, after, src, offMap)
+				del := t.record(ts, envelope.OpDelete, before, nil, src, offMap)
+				del.Headers = []connect.Header{{Key: headers.NewKey, Value: headers.KeyValue(cre.Key)}}
+				cre.Headers = []connect.Header{{Key: headers.OldKey, Value: headers.KeyValue(del.Key)}}
+				if err := t.emitDeleteRecord(ctx, del); err != nil {
 					return err
 				}
-				if err := t.emit(ctx, t.record(ts, envelope.OpCreate, nil, after, src, offMap)); err != nil {
+				if err := t.emit(ctx, cre); err != nil {
 					return err
 				}
 				continue
@@ -429,13 +449,74 @@ func (t *Task) rows(ctx context.Context, s *txState, h *replication.EventHeader,
 	return nil
 }
 
+// fullRowImage checks that every image of a row event holds every column
+// of the table (binlog_row_image=FULL). A session with binlog_row_image
+// MINIMAL or NOBLOB writes row events whose column bitmaps leave columns
+// out; such a row cannot be told from other rows (a missing key column
+// would become 0), so the task fails, as Debezium's
+// BinlogStreamingChangeEventSource.validateChangeEventWithTable ("internal
+// schema size 7, but row size 1"). The setting is per session, so every
+// event is checked.
+func fullRowImage(ts *tableSchema, s *txState, h *replication.EventHeader, e *replication.RowsEvent, op string) error {
+	n := int(e.ColumnCount)
+	check := func(image string, bm []byte) error {
+		var missing []string
+		for i := 0; i < n; i++ {
+			if i/8 < len(bm) && bm[i/8]&(1<<(uint(i)%8)) != 0 {
+				continue
+			}
+			name := fmt.Sprintf("#%d", i+1)
+			if i < len(ts.table.cols) {
+				name = ts.table.cols[i].Name
+			}
+			missing = append(missing, name)
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		return fmt.Errorf("%w: %s row of %s at binlog %s:%d: the %s image lacks column(s) %s (the writing session's binlog_row_image is not FULL); "+
+			"set binlog_row_image=FULL for every session writing captured tables (Debezium fails on such rows too)",
+			ErrPartialRowImage, opName(op), ts.table.ID(), s.file, int64(h.LogPos)-int64(h.EventSize), image, strings.Join(missing, ", "))
+	}
+	first := "after"
+	if op != envelope.OpCreate {
+		first = "before"
+	}
+	if err := check(first, e.ColumnBitmap1); err != nil {
+		return err
+	}
+	if op == envelope.OpUpdate {
+		return check("after", e.ColumnBitmap2)
+	}
+	return nil
+}
+
+func opName(op string) string {
+	switch op {
+	case envelope.OpCreate:
+		return "insert"
+	case envelope.OpUpdate:
+		return "update"
+	}
+	return "delete"
+}
+
 func (t *Task) emitDelete(ctx context.Context, ts *tableSchema, before []any, src sourceInfo, off map[string]any) error {
-	r := t.record(ts, envelope.OpDelete, before, nil, src, off)
+	return t.emitDeleteRecord(ctx, t.record(ts, envelope.OpDelete, before, nil, src, off))
+}
+
+// emitDeleteRecord queues a delete and, with tombstones.on.delete, its
+// tombstone, which carries the delete's own headers (a key change's
+// __debezium.newkey, as Debezium's) and the context headers.
+func (t *Task) emitDeleteRecord(ctx context.Context, r *connect.SourceRecord) error {
+	own := r.Headers
 	if err := t.emit(ctx, r); err != nil {
 		return err
 	}
 	if t.cfg.tombstonesOnDelete && r.Key != nil {
-		return t.emit(ctx, envelope.Tombstone(r))
+		tomb := envelope.Tombstone(r)
+		tomb.Headers = own
+		return t.emit(ctx, tomb)
 	}
 	return nil
 }

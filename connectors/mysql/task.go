@@ -16,6 +16,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
+	"github.com/connectd/connectd/connectors/internal/headers"
 	"github.com/connectd/connectd/connectors/internal/queue"
 )
 
@@ -48,7 +49,8 @@ type Task struct {
 	lastSource     []any
 	history        *schemaHistory // nil without schema.history.internal.kafka.topic
 	log            *slog.Logger
-	lag            binlogLag // binlog bytes behind the server, for Metrics (metrics.go)
+	headers        []connect.Header // context headers of every record but heartbeats (extended.headers.enabled); nil = none
+	lag            binlogLag        // binlog bytes behind the server, for Metrics (metrics.go)
 }
 
 var _ connect.SourceTask = (*Task)(nil)
@@ -68,10 +70,24 @@ func (t *Task) connect(ctx context.Context) (*client.Conn, error) {
 	addr := net.JoinHostPort(t.cfg.host, strconv.Itoa(t.cfg.port))
 	c, err := client.ConnectWithContext(ctx, addr, t.cfg.user, t.cfg.password, "",
 		time.Duration(t.cfg.connectTimeoutMs)*time.Millisecond, func(c *client.Conn) error {
-			return c.SetCharset("utf8mb4")
+			// The handshake's collation sets the session's character sets.
+			// go-mysql's default (utf8mb4_0900_ai_ci, id 255) is unknown
+			// to MariaDB, which then falls back to character_set_server
+			// (latin1 by default), and SetCharset("utf8mb4") is a no-op on
+			// a fresh connection (go-mysql believes it is utf8mb4
+			// already): utf8mb4 text read in a snapshot came out as
+			// latin1 ('h�llo'). utf8mb4_general_ci (id 45) is known to
+			// MariaDB and MySQL.
+			return c.SetCollation("utf8mb4_general_ci")
 		})
 	if err != nil {
 		return nil, fmt.Errorf("mysql: connect to %s as %s: %w", addr, t.cfg.user, err)
+	}
+	// Every column's text in utf8mb4 whatever the server's defaults
+	// (character_set_results; binary columns stay bytes).
+	if _, err := c.Execute("SET NAMES utf8mb4"); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("mysql: set names utf8mb4: %w", err)
 	}
 	// TIMESTAMP values are read and emitted in UTC in both phases.
 	if _, err := c.Execute("SET time_zone = '+00:00'"); err != nil {
@@ -95,11 +111,17 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	t.done = make(chan struct{})
 	t.lag.SetReady()
 	t.schemas = map[string]*tableSchema{}
+	if t.cfg.extendedHeaders {
+		t.headers = headers.Context(t.flavor.connector(), t.cfg.topicPrefix, t.now())
+	}
 	t.catalog = catalog{}
 	t.parser = parser.New()
 	t.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	if tl, ok := tc.(connect.TaskLogger); ok && tl.Logger() != nil {
 		t.log = tl.Logger()
+	}
+	for _, k := range noEffectKeysSet(cfgMap) {
+		t.log.Warn("Debezium configuration key is accepted but has no effect in connectd", "key", k, "value", cfgMap[k])
 	}
 	defer func() {
 		if err != nil {
@@ -233,6 +255,9 @@ func (t *Task) run(ctx context.Context, p plan) {
 
 // emit queues a record, blocking while the queue is full (max.queue.size).
 func (t *Task) emit(ctx context.Context, r *connect.SourceRecord) error {
+	if t.headers != nil && r.Topic != t.cfg.heartbeatTopic {
+		r.Headers = headers.With(r.Headers, t.headers)
+	}
 	select {
 	case t.records <- r:
 		return nil

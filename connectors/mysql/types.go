@@ -26,14 +26,32 @@ type kind int
 // decimal.handling.mode, time.precision.mode, bigint.unsigned.handling.mode
 // and binary.handling.mode.
 type valueModes struct {
-	decimal       string // precise (Decimal), double (float64), string (plain decimal text)
-	time          string // adaptive_time_microseconds, connect
-	bigintPrecise bool   // BIGINT UNSIGNED as Decimal(20,0) instead of a wrapping int64
-	binary        string // bytes, base64, base64-url-safe, hex
+	decimal       string       // precise (Decimal), double (float64), string (plain decimal text)
+	time          string       // adaptive_time_microseconds, connect
+	bigintPrecise bool         // BIGINT UNSIGNED as Decimal(20,0) instead of a wrapping int64
+	binary        string       // bytes, base64, base64-url-safe, hex
+	timeAdjuster  bool         // enable.time.adjuster: years 0-99 of DATE/DATETIME read as two-digit years
+	tinyBool      *tinyIntBool // converters: a TinyIntOneToBooleanConverter; nil = none
 }
 
 // defaultModes are Debezium's defaults.
-var defaultModes = valueModes{decimal: "precise", time: "adaptive_time_microseconds", binary: "bytes"}
+var defaultModes = valueModes{decimal: "precise", time: "adaptive_time_microseconds", binary: "bytes", timeAdjuster: true}
+
+// adjustYear applies Debezium's enable.time.adjuster to a DATE or DATETIME
+// value (MySqlValueConverters.adjustTemporal): a year from 0 to 69 gets
+// 2000 years added, one from 70 to 99 gets 1900.
+func (ct *colType) adjustYear(t time.Time) time.Time {
+	if !ct.modes.timeAdjuster {
+		return t
+	}
+	switch y := t.Year(); {
+	case y >= 0 && y <= 69:
+		return t.AddDate(2000, 0, 0)
+	case y >= 70 && y <= 99:
+		return t.AddDate(1900, 0, 0)
+	}
+	return t
+}
 
 const (
 	kInt16 kind = iota
@@ -52,6 +70,7 @@ const (
 	kEnum      // io.debezium.data.Enum
 	kSet       // io.debezium.data.EnumSet
 	kBool      // BIT(1)
+	kTinyBool  // TINYINT(1) taken by a TinyIntOneToBooleanConverter (converters.go): > 0 is true
 	kBits      // io.debezium.data.Bits
 	kBytes     // BINARY, VARBINARY, BLOB
 	kUDecimal  // BIGINT UNSIGNED with bigint.unsigned.handling.mode=precise: Decimal(20,0)
@@ -175,6 +194,8 @@ func newColType(c *column, m valueModes) colType {
 		ct.kind, sb = kEnum, b(connect.String).Name("io.debezium.data.Enum").Version(1).Param("allowed", strings.Join(c.options, ","))
 	case "set":
 		ct.kind, sb = kSet, b(connect.String).Name("io.debezium.data.EnumSet").Version(1).Param("allowed", strings.Join(c.options, ","))
+	case "boolean": // declared BOOLEAN/BOOL in the DDL text (ddl_mariadb.go)
+		ct.kind, sb = kBool, b(connect.Boolean)
 	case "bit":
 		if c.precision <= 1 {
 			ct.kind, sb = kBool, b(connect.Boolean)
@@ -258,6 +279,9 @@ func (ct *colType) fromText(b []byte) (any, error) {
 			return nil, fmt.Errorf("invalid BIGINT UNSIGNED %q", s)
 		}
 		return connect.Decimal{Unscaled: u, Scale: 0}, nil
+	case kTinyBool:
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n > 0, err
 	case kInt16, kInt32, kInt64, kYear:
 		var n int64
 		if c.unsigned {
@@ -287,7 +311,7 @@ func (ct *colType) fromText(b []byte) (any, error) {
 		if err != nil {
 			return nil, zeroDate(s, err)
 		}
-		return int32(t.Unix() / 86400), nil
+		return int32(ct.adjustYear(t).Unix() / 86400), nil
 	case kTimestamp, kMicroTS, kZoned:
 		t, err := parseDateTime(s)
 		if err != nil {
@@ -295,9 +319,9 @@ func (ct *colType) fromText(b []byte) (any, error) {
 		}
 		switch ct.kind {
 		case kTimestamp:
-			return t.UnixMilli(), nil
+			return ct.adjustYear(t).UnixMilli(), nil
 		case kMicroTS:
-			return t.UnixMicro(), nil
+			return ct.adjustYear(t).UnixMicro(), nil
 		}
 		return zoned(t, c.fsp), nil
 	case kMicroTime:
@@ -416,6 +440,11 @@ func (ct *colType) fromBinlog(v any) (any, error) {
 		return strings.Join(parts, ","), nil
 	case kBool:
 		return u != 0, nil
+	case kTinyBool:
+		if c.unsigned {
+			n = int64(u)
+		}
+		return n > 0, nil
 	case kBits:
 		return bitsValue(u, c.precision), nil
 	}

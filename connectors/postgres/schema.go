@@ -222,32 +222,6 @@ func (ts *tableSchema) sameKey(a, b []any) bool {
 	return true
 }
 
-// headerValue renders a key struct as Kafka Connect's SimpleHeaderConverter
-// writes a Struct header (Values.convertToString): {"id":1,"code":"x"}.
-func headerValue(key any) []byte {
-	st, ok := key.(*connect.Struct)
-	if !ok || st == nil {
-		return nil
-	}
-	b := []byte{'{'}
-	for i, f := range st.Schema.Fields {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendQuote(b, f.Name)
-		b = append(b, ':')
-		switch v := st.Values[i].(type) {
-		case nil:
-			b = append(b, "null"...)
-		case string:
-			b = strconv.AppendQuote(b, v)
-		default:
-			b = fmt.Append(b, v)
-		}
-	}
-	return append(b, '}')
-}
-
 // adjustSchemaName makes name a valid Avro full name per
 // schema.name.adjustment.mode, as Debezium's SchemaNameAdjuster.validFullname,
 // which walks UTF-16 code units (Java chars). avro (ReplacementFunction's

@@ -16,6 +16,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
+	"github.com/connectd/connectd/connectors/internal/headers"
 	"github.com/connectd/connectd/connectors/internal/heartbeat"
 	"github.com/connectd/connectd/connectors/internal/relational"
 	"github.com/connectd/connectd/connectors/internal/txmeta"
@@ -374,8 +375,8 @@ func (s *streamer) change(ctx context.Context, it walItem) error {
 			// __debezium.newkey, then a create with __debezium.oldkey.
 			del := t.record(sch, envelope.OpDelete, before, nil, src, off)
 			cre := t.record(sch, envelope.OpCreate, nil, after, src, off)
-			del.Headers = []connect.Header{{Key: "__debezium.newkey", Value: headerValue(cre.Key)}}
-			cre.Headers = []connect.Header{{Key: "__debezium.oldkey", Value: headerValue(del.Key)}}
+			del.Headers = []connect.Header{{Key: headers.NewKey, Value: headers.KeyValue(cre.Key)}}
+			cre.Headers = []connect.Header{{Key: headers.OldKey, Value: headers.KeyValue(del.Key)}}
 			if err := s.emit(ctx, del, sch.table, lsn); err != nil {
 				return err
 			}

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"net"
@@ -10,11 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/headers"
 )
 
 // Runtime of the streaming-side Debezium keys of config_stream.go: event
@@ -172,34 +171,10 @@ func (t *Task) streamArgs(own []string) []string {
 }
 
 // contextHeaders are Debezium's context headers of the task's change events
-// (extended.headers.enabled; DebeziumHeaderProducer.contextHeaders, in its
-// order): the logical name (topic.prefix), the task id, the connector name
-// and the run id, a UUID (version 7) drawn when the task starts, the same
-// for every record of that run. One slice is shared by every record, its
-// capacity its length so that appending to a record's headers copies it;
-// nothing may change its elements in place (transforms copy headers first).
+// (extended.headers.enabled), shared with the MySQL connector
+// (connectors/internal/headers).
 func contextHeaders(topicPrefix string, now time.Time) []connect.Header {
-	h := []connect.Header{
-		{Key: "__debezium.context.connectorLogicalName", Value: []byte(topicPrefix)},
-		{Key: "__debezium.context.taskId", Value: []byte("0")},
-		{Key: "__debezium.context.connectorName", Value: []byte("postgresql")},
-		{Key: "__debezium.context.runId", Value: []byte(uuidV7(now))},
-	}
-	return h[:len(h):len(h)]
-}
-
-// uuidV7 returns a random UUID of version 7 (RFC 9562: 48-bit Unix time in
-// ms, then random bits) in its text form.
-func uuidV7(now time.Time) string {
-	var u [16]byte
-	rand.Read(u[6:])
-	ms := uint64(now.UnixMilli())
-	for i := 0; i < 6; i++ {
-		u[i] = byte(ms >> (40 - 8*i))
-	}
-	u[6] = u[6]&0x0f | 0x70 // version 7
-	u[8] = u[8]&0x3f | 0x80 // variant 10
-	return uuid.UUID(u).String()
+	return headers.Context("postgresql", topicPrefix, now)
 }
 
 // withHeaders adds the context headers to r unless it is a heartbeat or a

@@ -30,6 +30,7 @@ type MariaDB struct {
 	cmd     *exec.Cmd
 	exited  chan struct{}
 	stopped bool
+	extra   []string // server options after the defaults (a later option wins)
 }
 
 // MariaDBBin returns the server binary: $MARIADBD, else /usr/sbin/mariadbd.
@@ -46,7 +47,12 @@ func MariaDBBin() string {
 // "mysql" system user (mariadbd --user). It creates the user
 // connectd/connectd with every privilege. Stop it with Stop, which also
 // removes the directory. A missing binary is an error, never a skip.
-func StartMariaDB(ctx context.Context) (*MariaDB, error) {
+func StartMariaDB(ctx context.Context) (*MariaDB, error) { return StartMariaDBWith(ctx) }
+
+// StartMariaDBWith is StartMariaDB with extra mariadbd options, given after
+// the defaults so that they override them (e.g.
+// "--character-set-server=latin1").
+func StartMariaDBWith(ctx context.Context, options ...string) (*MariaDB, error) {
 	bin := MariaDBBin()
 	if _, err := os.Stat(bin); err != nil {
 		return nil, fmt.Errorf("testenv: MariaDB server not found at %s (apt-get install mariadb-server or set MARIADBD): %w", bin, err)
@@ -60,7 +66,7 @@ func StartMariaDB(ctx context.Context) (*MariaDB, error) {
 		return nil, err
 	}
 	m := &MariaDB{Host: "127.0.0.1", User: "connectd", Password: "connectd", ServerID: 1, Dir: dir,
-		Socket: filepath.Join(dir, "mysqld.sock")}
+		Socket: filepath.Join(dir, "mysqld.sock"), extra: options}
 	var runAs []string
 	if os.Geteuid() == 0 {
 		u, err := user.Lookup("mysql")
@@ -168,7 +174,8 @@ func (m *MariaDB) start(ctx context.Context, bin string, runAs []string) error {
 		"--skip-innodb-doublewrite",
 		"--sync-binlog=0",
 		"--max-connections=200",
-	}, runAs...)
+	}, m.extra...)
+	args = append(args, runAs...)
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = m.Dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

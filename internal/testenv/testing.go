@@ -23,9 +23,9 @@ func PostgresT(t testing.TB) *Postgres {
 
 // MariaDBT starts a MariaDB server (binlog ROW) for a test and stops it at
 // cleanup. A failure to start fails the test: real-database tests never skip.
-func MariaDBT(t testing.TB) *MariaDB {
+func MariaDBT(t testing.TB, options ...string) *MariaDB {
 	t.Helper()
-	m, err := StartMariaDB(context.Background())
+	m, err := StartMariaDBWith(context.Background(), options...)
 	if err != nil {
 		t.Fatalf("start MariaDB: %v", err)
 	}

@@ -17,6 +17,12 @@ OUT="${OUT:-$repo/testdata/debezium/mariadb_inventory.jsonl}"
 IDLE="${IDLE:-10}"
 # the statements run while streaming: scenarios/$CHANGES
 CHANGES="${CHANGES:-mariadb_inventory_changes.sql}"
+# loaded before the connector starts: scenarios/$SETUP
+SETUP="${SETUP:-mariadb_inventory.sql}"
+# the server's character_set_server (MariaDB's own default is latin1)
+SERVER_CHARSET="${SERVER_CHARSET:-utf8mb4}"
+# extra connector properties appended to the scenario's (a file under scenarios/, optional)
+EXTRA_PROPS="${EXTRA_PROPS:-}"
 
 work="$(mktemp -d /tmp/dbzref-mariadb.XXXXXX)"
 chmod 755 "$work"
@@ -35,7 +41,7 @@ mariadb-install-db --no-defaults --datadir="$work/data" --auth-root-authenticati
   --pid-file="$work/mysqld.pid" --log-error="$work/server.log" --bind-address=127.0.0.1 --port="$PORT" \
   --skip-name-resolve --server-id=1 --log-bin="$work/data/mysql-bin" --binlog-format=ROW \
   --binlog-row-image=FULL --gtid-domain-id=0 --gtid-strict-mode=ON --default-time-zone=+00:00 \
-  --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci --innodb-buffer-pool-size=64M \
+  --character-set-server="$SERVER_CHARSET" --collation-server="${SERVER_CHARSET}_general_ci" --innodb-buffer-pool-size=64M \
   --innodb-log-file-size=48M --innodb-flush-log-at-trx-commit=2 --skip-innodb-doublewrite --sync-binlog=0 \
   "${runas[@]}" &
 pid=$!
@@ -46,10 +52,11 @@ CREATE USER 'connectd'@'%' IDENTIFIED BY 'connectd';
 GRANT ALL PRIVILEGES ON *.* TO 'connectd'@'%' WITH GRANT OPTION;
 CREATE DATABASE inventory;
 SQL
-"${sql[@]}" inventory < "$here/scenarios/mariadb_inventory.sql"
+"${sql[@]}" inventory < "$here/scenarios/$SETUP"
 
 sed -e "s|@PORT@|$PORT|" -e "s|@OFFSETS@|$work/offsets.dat|" -e "s|@HISTORY@|$work/history.dat|" \
   "$here/scenarios/mariadb_inventory.properties.in" > "$work/connector.properties"
+if [[ -n "$EXTRA_PROPS" ]]; then cat "$here/scenarios/$EXTRA_PROPS" >> "$work/connector.properties"; fi
 
 mkdir -p "$(dirname "$OUT")"
 hook="${sql[*]} inventory < $here/scenarios/$CHANGES"

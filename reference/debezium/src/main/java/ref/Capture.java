@@ -48,6 +48,8 @@ import io.debezium.engine.format.Json;
  *   MAX_RECORDS   stop after this many records (0 = no limit)
  *   IDLE_SECONDS  stop after this many seconds without a new record (counted from the first
  *                 record; before the first record a startup timeout of 180 s applies)
+ *   CAPTURE_HEADERS=1 (environment): every line also gets "headers":[[key, value text], ...], the
+ *                 record's Connect headers as a worker's SimpleHeaderConverter writes them.
  *   HOOK_CMD      optional shell command run once, after the snapshot has finished (a record
  *                 whose source.snapshot is "last" was seen, or the stream went idle for
  *                 IDLE_SECONDS after snapshot records) and the engine has been quiet for 3 s.
@@ -62,6 +64,9 @@ import io.debezium.engine.format.Json;
 public final class Capture {
 
     private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final boolean CAPTURE_HEADERS = "1".equals(System.getenv("CAPTURE_HEADERS"));
+    private static final org.apache.kafka.connect.storage.SimpleHeaderConverter HEADER_CONVERTER =
+            new org.apache.kafka.connect.storage.SimpleHeaderConverter();
     private static final long STARTUP_TIMEOUT_MS = 180_000;
     private static final long HOOK_QUIET_MS = 3_000;
 
@@ -131,6 +136,20 @@ public final class Capture {
                                 sb.append("{\"topic\":").append(MAPPER.writeValueAsString(record.destination()));
                                 sb.append(",\"key\":").append(embed(record.key()));
                                 sb.append(",\"value\":").append(embed(record.value()));
+                                if (CAPTURE_HEADERS) {
+                                    // CAPTURE_HEADERS=1: the record's Connect headers as a worker's
+                                    // default SimpleHeaderConverter writes them: [[key, value text], ...]
+                                    SourceRecord hr = ((EmbeddedEngineChangeEvent<?, ?, ?>) record).sourceRecord();
+                                    sb.append(",\"headers\":[");
+                                    boolean firstH = true;
+                                    for (org.apache.kafka.connect.header.Header h : hr.headers()) {
+                                        byte[] hv = HEADER_CONVERTER.fromConnectHeader(hr.topic(), h.key(), h.schema(), h.value());
+                                        sb.append(firstH ? "" : ",").append("[").append(MAPPER.writeValueAsString(h.key())).append(",")
+                                                .append(hv == null ? "null" : MAPPER.writeValueAsString(new String(hv, StandardCharsets.UTF_8))).append("]");
+                                        firstH = false;
+                                    }
+                                    sb.append("]");
+                                }
                                 sb.append("}\n");
                                 w.write(sb.toString());
                                 w.flush();
