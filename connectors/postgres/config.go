@@ -539,8 +539,9 @@ func parseConfig(cfg map[string]string) (*config, error) {
 		schemaNames:    strings.ToLower(p.String(KeySchemaNameAdjust)),
 	}
 	for _, pat := range p.List(KeyTableIncludeList) {
-		// Debezium matches the whole identifier (Pattern.matcher(...).matches()).
-		c.include = append(c.include, regexp.MustCompile(`^(?:`+pat+`)$`))
+		// Debezium matches the whole identifier (Pattern.matcher(...).matches()),
+		// case-insensitively (Selectors compiles with Pattern.CASE_INSENSITIVE).
+		c.include = append(c.include, regexp.MustCompile(`(?i)^(?:`+pat+`)$`))
 	}
 	c.tableExclude, _ = compileList(cfg[KeyTableExcludeList])
 	c.schemaInclude, _ = compileList(cfg[KeySchemaIncludeList])
