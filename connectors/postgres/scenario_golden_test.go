@@ -349,7 +349,9 @@ func TestColumnsGolden(t *testing.T) { runScenarioGolden(t, scenario{name: "colu
 // matches them case-insensitively), and the snapshot reading the tables in
 // table.include.list order (a regex entry's tables in name order), which the
 // first/last snapshot markers follow.
-func TestFiltersCaseOrderGolden(t *testing.T) { runScenarioGolden(t, scenario{name: "filters_case_order"}) }
+func TestFiltersCaseOrderGolden(t *testing.T) {
+	runScenarioGolden(t, scenario{name: "filters_case_order"})
+}
 
 // TestMessagesGolden: "Logical decoding message events" (op "m", topic
 // <topic.prefix>.message), transactional and not, with
