@@ -353,6 +353,13 @@ func TestFiltersCaseOrderGolden(t *testing.T) {
 	runScenarioGolden(t, scenario{name: "filters_case_order"})
 }
 
+// TestNamesSanitizedGolden: topic and Key/Value/Envelope schema names of
+// tables whose names Kafka refuses (non-ASCII letters, a space, a character
+// beyond the BMP), sanitised as Debezium does; source.table keeps the name.
+func TestNamesSanitizedGolden(t *testing.T) {
+	runScenarioGolden(t, scenario{name: "names_sanitized"})
+}
+
 // TestMessagesGolden: "Logical decoding message events" (op "m", topic
 // <topic.prefix>.message), transactional and not, with
 // message.prefix.exclude.list.
