@@ -396,6 +396,7 @@ type config struct {
 	snapshotFetchSize            int
 	snapshotMaxThreads           int
 	snapshotInclude              []*regexp.Regexp // snapshot.include.collection.list
+	includeFind                  []*regexp.Regexp // table.include.list unanchored (snapshot order)
 	slotDropOnStop               bool
 	tombstonesOnDelete           bool
 	maxBatchSize, maxQueueSize   int
@@ -539,8 +540,10 @@ func parseConfig(cfg map[string]string) (*config, error) {
 		schemaNames:    strings.ToLower(p.String(KeySchemaNameAdjust)),
 	}
 	for _, pat := range p.List(KeyTableIncludeList) {
-		// Debezium matches the whole identifier (Pattern.matcher(...).matches()).
-		c.include = append(c.include, regexp.MustCompile(`^(?:`+pat+`)$`))
+		// Debezium matches the whole identifier (Pattern.matcher(...).matches()),
+		// case-insensitively (Selectors compiles with Pattern.CASE_INSENSITIVE).
+		c.include = append(c.include, regexp.MustCompile(`(?i)^(?:`+pat+`)$`))
+		c.includeFind = append(c.includeFind, regexp.MustCompile(`(?i)`+pat))
 	}
 	c.tableExclude, _ = compileList(cfg[KeyTableExcludeList])
 	c.schemaInclude, _ = compileList(cfg[KeySchemaIncludeList])
@@ -569,6 +572,28 @@ func (c *config) included(schema, table string) bool {
 		return anyMatch(c.include, id)
 	}
 	return !anyMatch(c.tableExclude, id)
+}
+
+// snapshotOrder orders the snapshot's tables (sorted by name) as Debezium's
+// RelationalSnapshotChangeEventSource.sort: with a table.include.list, the
+// tables each entry finds (Pattern.asPredicate: a case-insensitive search,
+// not a whole match), entry by entry in the list's order, name order within
+// an entry, each table once (its first entry); without one, name order.
+func (c *config) snapshotOrder(tables [][2]string) [][2]string {
+	if len(c.includeFind) == 0 {
+		return tables
+	}
+	out := make([][2]string, 0, len(tables))
+	seen := make(map[[2]string]bool, len(tables))
+	for _, re := range c.includeFind {
+		for _, tb := range tables {
+			if !seen[tb] && re.MatchString(tb[0]+"."+tb[1]) {
+				seen[tb] = true
+				out = append(out, tb)
+			}
+		}
+	}
+	return out
 }
 
 // snapshotIncluded reports whether the captured table schema.table is read by

@@ -344,6 +344,22 @@ func TestTruncateDefaultGolden(t *testing.T) {
 // column.propagate.source.type.
 func TestColumnsGolden(t *testing.T) { runScenarioGolden(t, scenario{name: "columns"}) }
 
+// TestFiltersCaseOrderGolden: schema.include.list, table.include.list and
+// column.exclude.list written in another case than the catalog (Debezium
+// matches them case-insensitively), and the snapshot reading the tables in
+// table.include.list order (a regex entry's tables in name order), which the
+// first/last snapshot markers follow.
+func TestFiltersCaseOrderGolden(t *testing.T) {
+	runScenarioGolden(t, scenario{name: "filters_case_order"})
+}
+
+// TestNamesSanitizedGolden: topic and Key/Value/Envelope schema names of
+// tables whose names Kafka refuses (non-ASCII letters, a space, a character
+// beyond the BMP), sanitised as Debezium does; source.table keeps the name.
+func TestNamesSanitizedGolden(t *testing.T) {
+	runScenarioGolden(t, scenario{name: "names_sanitized"})
+}
+
 // TestMessagesGolden: "Logical decoding message events" (op "m", topic
 // <topic.prefix>.message), transactional and not, with
 // message.prefix.exclude.list.

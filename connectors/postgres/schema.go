@@ -32,7 +32,7 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 	if tm == nil {
 		tm = &typeMapper{h: defaultHandling}
 	}
-	ts := &tableSchema{table: t, topic: prefix + "." + t.Schema + "." + t.Name}
+	ts := &tableSchema{table: t, topic: sanitizeTopic(prefix + "." + t.Schema + "." + t.Name)}
 	// Schema names are the topic's, adjusted per schema.name.adjustment.mode.
 	name := adjustSchemaName(tm.h.schemaNames, ts.topic)
 	vb := connect.StructSchema().Name(name + ".Value").Optional()
@@ -266,4 +266,37 @@ func withDoc(s *connect.Schema, doc string) *connect.Schema {
 	c := *s
 	c.Doc = doc
 	return &c
+}
+
+// sanitizeTopic replaces what Kafka refuses in a topic name as Debezium's
+// AbstractTopicNamingStrategy.sanitizedTopicName does: every UTF-16 code unit
+// outside [a-zA-Z0-9._-] becomes "_" ("Größe" → "Gr__e", a space → "_", a
+// character beyond the BMP → "__"). Schema names derive from the result.
+func sanitizeTopic(name string) string {
+	ok := true
+	for i := 0; i < len(name); i++ {
+		if !topicChar(name[i]) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return name
+	}
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r < 0x80 && topicChar(byte(r)):
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			b.WriteString("__")
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+func topicChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 }

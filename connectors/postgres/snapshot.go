@@ -169,6 +169,7 @@ func (t *Task) snapshot(ctx context.Context, p plan) error {
 	if err != nil {
 		return err
 	}
+	all = t.cfg.snapshotOrder(all)
 	var tables []*snapshotTable
 	if t.notifying() {
 		n := initialSnapshotNotification(notifStarted, nil)

@@ -103,8 +103,11 @@ func CompileList(v string) ([]*regexp.Regexp, error) {
 	return out, nil
 }
 
+// anchored compiles pat to match a whole identifier, case-insensitively:
+// Debezium's Predicates.includes/excludes and Selectors compile every list
+// with Pattern.CASE_INSENSITIVE.
 func anchored(pat string) (*regexp.Regexp, error) {
-	return regexp.Compile(`^(?:` + pat + `)$`)
+	return regexp.Compile(`(?i)^(?:` + pat + `)$`)
 }
 
 // Parse reads the column keys of a raw configuration. Errors name the key:

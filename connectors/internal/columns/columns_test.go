@@ -79,3 +79,33 @@ func TestMap(t *testing.T) {
 }
 
 func param(s *connect.Schema, k string) string { v, _ := s.Param(k); return v }
+
+// TestListsCaseInsensitive: Debezium compiles column.include.list,
+// column.exclude.list, message.key.columns and column.mask.* with
+// Pattern.CASE_INSENSITIVE, so a list written in another case than the
+// catalog still excludes, keys and masks the column.
+func TestListsCaseInsensitive(t *testing.T) {
+	r, err := Parse(map[string]string{
+		"column.exclude.list": "PUBLIC.Orders.SECRET",
+		"message.key.columns": "Public.ORDERS:id",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Excluded("public.orders.secret") {
+		t.Error("column.exclude.list PUBLIC.Orders.SECRET does not exclude public.orders.secret")
+	}
+	if r.Excluded("public.orders.name") {
+		t.Error("public.orders.name excluded")
+	}
+	if got := r.KeyColumns("public.orders"); len(got) != 1 || got[0] != "id" {
+		t.Errorf("message.key.columns for public.orders = %v, want [id]", got)
+	}
+	inc, err := Parse(map[string]string{"column.include.list": "public.ORDERS.Id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inc.Excluded("public.orders.id") || !inc.Excluded("public.orders.secret") {
+		t.Error("column.include.list public.ORDERS.Id: want id kept, secret left out")
+	}
+}
