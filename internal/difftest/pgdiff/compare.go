@@ -30,7 +30,28 @@ type Diff struct {
 }
 
 func (d *Diff) String() string {
-	return fmt.Sprintf("%s %s [%s op=%s]: connectd %s, Debezium %s", d.Kind, d.Path, d.Table, d.Op, clip(d.Got), clip(d.Want))
+	s := fmt.Sprintf("%s %s [%s op=%s]: connectd %s, Debezium %s", d.Kind, d.Path, d.Table, d.Op, clip(d.Got), clip(d.Want))
+	if c := d.Column(); c != "" {
+		s += " (column " + c + ")"
+	}
+	return s
+}
+
+// Column is the generated definition of the column d's path names, or "".
+func (d *Diff) Column() string {
+	if d.W == nil {
+		return ""
+	}
+	col := ""
+	if m := payloadCol.FindStringSubmatch(d.Path); m != nil {
+		col = m[1]
+	} else if m := schemaCol.FindStringSubmatch(d.Path); m != nil {
+		col = m[1]
+	}
+	if col == "" {
+		return ""
+	}
+	return d.W.Columns[d.Table+"."+col]
 }
 
 func clip(s string) string {
@@ -264,8 +285,8 @@ func comparePair(seed int64, g, w *Record, gi, wi int) []*Diff {
 			out = append(out, mk(part.name, d[0], d[1], d[2]))
 		}
 	}
-	gh, _ := json.Marshal(g.Headers)
-	wh, _ := json.Marshal(w.Headers)
+	gh, _ := json.Marshal(maskHeaders(g.Headers))
+	wh, _ := json.Marshal(maskHeaders(w.Headers))
 	if !bytes.Equal(gh, wh) {
 		out = append(out, mk("headers", "headers", string(gh), string(wh)))
 	}
@@ -274,6 +295,20 @@ func comparePair(seed int64, g, w *Record, gi, wi int) []*Diff {
 	}
 	for _, d := range jsonDiff("offset", anyMap(maskOffset(g.Offset, m.snapshot)), anyMap(maskOffset(w.Offset, m.snapshot))) {
 		out = append(out, mk("offset", d[0], d[1], d[2]))
+	}
+	return out
+}
+
+// maskHeaders masks the run id of Debezium's context headers (random per
+// connector start).
+func maskHeaders(hs []Header) []Header {
+	out := make([]Header, len(hs))
+	for i, h := range hs {
+		if h.Key == "__debezium.context.runId" && h.Value != nil {
+			star := "*"
+			h.Value = &star
+		}
+		out[i] = h
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package pgdiff
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -89,8 +90,24 @@ func TestDifferential(t *testing.T) {
 			}
 			records += len(res.Debezium)
 			var bad []*Diff
-			for _, d := range Compare(w, res.Connectd, res.Debezium) {
-				if v := Classify(d); v != nil {
+			diffs := Compare(w, res.Connectd, res.Debezium)
+			// A failed task: the records it did not emit are the failure's consequence.
+			var failed *Deviation
+			if res.ConnectdErr != nil {
+				d := &Diff{Seed: seed, W: w, Kind: "connectd-error", Path: res.ConnectdErr.Error(), Index: [2]int{-1, -1}}
+				failed = Classify(d)
+				diffs = append([]*Diff{d}, diffs...)
+			}
+			for _, e := range res.ConvertErrs {
+				diffs = append([]*Diff{{Seed: seed, W: w, Kind: "connectd-error", Path: "convert: " + e.Error(), Index: [2]int{-1, -1}}}, diffs...)
+			}
+			writeDiffs(filepath.Join(res.Dir, "diffs.jsonl"), diffs)
+			for _, d := range diffs {
+				v := Classify(d)
+				if v == nil && failed != nil && d.Kind == "missing" {
+					v = failed
+				}
+				if v != nil {
 					hits[v]++
 					if examples[v] == nil {
 						examples[v] = d
@@ -124,6 +141,22 @@ func TestDifferential(t *testing.T) {
 	}
 	sort.Strings(summary)
 	t.Logf("%d seeds, %d Debezium records compared, %d unlisted differences; deviations hit:\n%s", len(ran), records, unlisted, strings.Join(summary, "\n"))
+}
+
+// writeDiffs writes every difference as a JSON line (for grouping).
+func writeDiffs(path string, diffs []*Diff) {
+	var b strings.Builder
+	for _, d := range diffs {
+		id := ""
+		if v := Classify(d); v != nil {
+			id = v.ID
+		}
+		l, _ := json.Marshal(map[string]any{"seed": d.Seed, "kind": d.Kind, "path": d.Path, "got": d.Got, "want": d.Want,
+			"table": d.Table, "op": d.Op, "column": d.Column(), "index": d.Index, "deviation": id})
+		b.Write(l)
+		b.WriteByte('\n')
+	}
+	os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // repro is a minimal reproduction: the SQL, the config and the differing

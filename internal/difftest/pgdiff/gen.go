@@ -15,6 +15,9 @@ type Workload struct {
 	Setup   []string          // statements, each ending with ";"
 	Changes []string          // statements run one by one with psql -f (autocommit outside BEGIN…COMMIT)
 	Config  map[string]string // connector keys besides connection, slot and publication
+	// Columns describes every column the workload created, by
+	// "schema.table.column" (names at creation; renames add the new name).
+	Columns map[string]string
 }
 
 // SetupSQL and ChangesSQL are the scripts, one statement per line.
@@ -80,7 +83,7 @@ type gen struct {
 
 // Generate returns the workload of seed; the same seed gives the same workload.
 func Generate(seed int64) *Workload {
-	g := &gen{r: rand.New(rand.NewSource(seed)), w: &Workload{Seed: seed, Config: map[string]string{}}, used: map[string]bool{}, types: map[string]string{}}
+	g := &gen{r: rand.New(rand.NewSource(seed)), w: &Workload{Seed: seed, Config: map[string]string{}, Columns: map[string]string{}}, used: map[string]bool{}, types: map[string]string{}}
 	g.schema()
 	n := 2 + g.r.Intn(3)
 	for i := 0; i < n; i++ {
@@ -227,6 +230,7 @@ func (g *gen) createTable(t *table) []string {
 			d += " DEFAULT " + c.def
 		}
 		defs = append(defs, d)
+		g.w.Columns[t.schema+"."+t.name+"."+c.name] = d
 	}
 	if len(t.key) > 0 {
 		var ks []string

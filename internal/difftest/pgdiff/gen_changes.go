@@ -32,7 +32,7 @@ func (g *gen) changes() {
 			g.emit(g.createTable(t)...)
 			g.tables = append(g.tables, t)
 			g.emit(g.insert(t, 1+r.Intn(3)))
-			if chance(r, 0.25) {
+			if chance(r, 0.08) {
 				g.emit(g.renameTable(t))
 				g.emit(g.insert(t, 1))
 			}
@@ -198,6 +198,7 @@ func (g *gen) alter() []string {
 			d += " DEFAULT " + c.def
 		}
 		stmt = "ALTER TABLE " + t.ref() + " ADD COLUMN " + d + ";"
+		g.w.Columns[t.schema+"."+t.name+"."+c.name] = d + " (added)"
 		t.cols = append(t.cols, c)
 	case k == 1:
 		i := pick(r, plain)
@@ -207,6 +208,7 @@ func (g *gen) alter() []string {
 		c := t.cols[pick(r, plain)]
 		n := uniqueName(r, columnNames, used, "r")
 		stmt = "ALTER TABLE " + t.ref() + " RENAME COLUMN " + quote(c.name) + " TO " + quote(n) + ";"
+		g.w.Columns[t.schema+"."+t.name+"."+n] = g.w.Columns[t.schema+"."+t.name+"."+c.name] + " (renamed)"
 		c.name = n
 	}
 	return []string{stmt, g.insert(t, 1)}
@@ -215,6 +217,9 @@ func (g *gen) alter() []string {
 func (g *gen) renameTable(t *table) string {
 	old := t.ref()
 	n := fmt.Sprintf("%s renamed", t.name)
+	for _, c := range t.cols {
+		g.w.Columns[t.schema+"."+n+"."+c.name] = g.w.Columns[t.schema+"."+t.name+"."+c.name]
+	}
 	g.used[t.schema+"."+n] = true
 	t.name = n
 	return "ALTER TABLE " + old + " RENAME TO " + quote(n) + ";"

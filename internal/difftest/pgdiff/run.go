@@ -34,6 +34,12 @@ type Env struct {
 type Result struct {
 	Debezium, Connectd []Record
 	Dir                string // the seed's files: setup.sql, changes.sql, reference output and log
+	// ConnectdErr is the error that failed connectd's task (its records
+	// up to then are in Connectd).
+	ConnectdErr error
+	// ConvertErrs are connectd records its JsonConverter refused (left out
+	// of Connectd).
+	ConvertErrs []error
 }
 
 // Run loads w's schema and seed rows into a new database, starts connectd's
@@ -126,19 +132,19 @@ func (e *Env) Run(ctx context.Context, w *Workload) (*Result, error) {
 	}
 
 	// connectd catches up: quiet for 3 s.
-	if err := col.quiet(ctx, 3*time.Second, 90*time.Second); err != nil {
+	if err := col.quiet(ctx, 3*time.Second, 90*time.Second); err != nil && col.err == nil {
 		return nil, err
 	}
 	stopPoll()
 	col.wait()
-	if col.err != nil {
-		return nil, fmt.Errorf("connectd poll: %w", col.err)
-	}
+	res.ConnectdErr = col.err
 	conv := converters.NewJSONConverter()
 	for _, r := range col.recs {
 		rec, err := fromConnect(conv, r)
 		if err != nil {
-			return nil, fmt.Errorf("connectd: %w", err)
+			// the worker would fail the task here; the comparison goes on
+			res.ConvertErrs = append(res.ConvertErrs, err)
+			continue
 		}
 		res.Connectd = append(res.Connectd, rec)
 	}
