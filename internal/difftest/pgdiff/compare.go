@@ -127,11 +127,18 @@ func maskValue(s string, snapshot bool) string {
 	return s
 }
 
-func maskOffset(m map[string]any, snapshot bool) map[string]any {
+// maskOffset masks the snapshot transaction's own position in snapshot
+// records, and snapLSN (the side's snapshot LSN, its slot's consistent
+// point) where a streamed offset still names it (lsn_proc of the first
+// BEGIN).
+func maskOffset(m map[string]any, snapshot bool, snapLSN string) map[string]any {
 	out := map[string]any{}
 	for k, v := range m {
 		if snapshot && (k == "lsn" || k == "txId" || k == "ts_usec" || k == "lsn_proc" || k == "lsn_commit" || k == "xmin") {
 			v = "*"
+		}
+		if (k == "lsn" || k == "lsn_proc" || k == "lsn_commit") && snapLSN != "" && fmt.Sprint(v) == snapLSN {
+			v = "snapshot-lsn"
 		}
 		out[k] = v
 	}
@@ -158,6 +165,7 @@ func compare(seed int64, got, want []Record) []*Diff {
 	if a, b := tableOrder(got[:gs]), tableOrder(want[:ws]); !reflect.DeepEqual(a, b) {
 		diffs = append(diffs, &Diff{Seed: seed, Kind: "snapshot-order", Got: strings.Join(a, " "), Want: strings.Join(b, " "), Index: [2]int{-1, -1}})
 	}
+	gLSN, wLSN := snapshotLSN(got[:gs]), snapshotLSN(want[:ws])
 	used := make([]bool, gs)
 	for j := 0; j < ws; j++ {
 		wm := recordMeta(&want[j])
@@ -174,7 +182,7 @@ func compare(seed int64, got, want []Record) []*Diff {
 			continue
 		}
 		used[found] = true
-		diffs = append(diffs, comparePair(seed, &got[found], &want[j], found, j)...)
+		diffs = append(diffs, comparePair(seed, &got[found], &want[j], found, j, gLSN, wLSN)...)
 	}
 	for i := 0; i < gs; i++ {
 		if !used[i] {
@@ -213,7 +221,7 @@ func compare(seed int64, got, want []Record) []*Diff {
 	for i < n && j < m {
 		switch {
 		case gsig[i] == wsig[j]:
-			diffs = append(diffs, comparePair(seed, &g[i], &w[j], gs+i, ws+j)...)
+			diffs = append(diffs, comparePair(seed, &g[i], &w[j], gs+i, ws+j, gLSN, wLSN)...)
 			i++
 			j++
 		case l[i+1][j] >= l[i][j+1]:
@@ -264,7 +272,17 @@ func missing(seed int64, kind string, r *Record, idx int) *Diff {
 	return d
 }
 
-func comparePair(seed int64, g, w *Record, gi, wi int) []*Diff {
+func snapshotLSN(rs []Record) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	if v, ok := rs[len(rs)-1].Offset["lsn"]; ok {
+		return fmt.Sprint(v)
+	}
+	return ""
+}
+
+func comparePair(seed int64, g, w *Record, gi, wi int, gLSN, wLSN string) []*Diff {
 	m := recordMeta(w)
 	mk := func(kind, path, got, want string) *Diff {
 		return &Diff{Seed: seed, Kind: kind, Path: path, Got: got, Want: want, Table: m.table, Op: m.op, Index: [2]int{gi, wi}, got: g, want: w}
@@ -293,7 +311,7 @@ func comparePair(seed int64, g, w *Record, gi, wi int) []*Diff {
 	for _, d := range jsonDiff("partition", anyMap(g.Partition), anyMap(w.Partition)) {
 		out = append(out, mk("partition", d[0], d[1], d[2]))
 	}
-	for _, d := range jsonDiff("offset", anyMap(maskOffset(g.Offset, m.snapshot)), anyMap(maskOffset(w.Offset, m.snapshot))) {
+	for _, d := range jsonDiff("offset", anyMap(maskOffset(g.Offset, m.snapshot, gLSN)), anyMap(maskOffset(w.Offset, m.snapshot, wLSN))) {
 		out = append(out, mk("offset", d[0], d[1], d[2]))
 	}
 	return out

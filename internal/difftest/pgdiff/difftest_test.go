@@ -16,6 +16,8 @@ import (
 
 // ciSeeds run in `make test`; DIFFTEST_SEEDS=N runs seeds 1..N instead
 // (make difftest SEEDS=N), DIFFTEST_SEED=a,b,c exactly those.
+// DIFFTEST_REPLAY=dir compares the files an earlier run left in dir
+// (DIFFTEST_OUT) again without running anything.
 var ciSeeds = []int64{1, 2, 3}
 
 func seeds(t *testing.T) []int64 {
@@ -84,7 +86,14 @@ func TestDifferential(t *testing.T) {
 		ran[seed] = true
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			w := Generate(seed)
-			res, err := env.Run(context.Background(), w)
+			var res *Result
+			var err error
+			if rd := os.Getenv("DIFFTEST_REPLAY"); rd != "" {
+				// compare an earlier run's files again (after a change to the deviation list)
+				res, err = Replay(filepath.Join(rd, fmt.Sprintf("seed-%d", seed)))
+			} else {
+				res, err = env.Run(context.Background(), w)
+			}
 			if err != nil {
 				t.Fatalf("seed %d: %v\n%s", seed, err, repro(w, nil))
 			}
@@ -101,12 +110,16 @@ func TestDifferential(t *testing.T) {
 			for _, e := range res.ConvertErrs {
 				diffs = append([]*Diff{{Seed: seed, W: w, Kind: "connectd-error", Path: "convert: " + e.Error(), Index: [2]int{-1, -1}}}, diffs...)
 			}
-			writeDiffs(filepath.Join(res.Dir, "diffs.jsonl"), diffs)
-			for _, d := range diffs {
+			classify := func(d *Diff) *Deviation {
 				v := Classify(d)
 				if v == nil && failed != nil && d.Kind == "missing" {
 					v = failed
 				}
+				return v
+			}
+			writeDiffs(filepath.Join(res.Dir, "diffs.jsonl"), diffs, classify)
+			for _, d := range diffs {
+				v := classify(d)
 				if v != nil {
 					hits[v]++
 					if examples[v] == nil {
@@ -144,11 +157,11 @@ func TestDifferential(t *testing.T) {
 }
 
 // writeDiffs writes every difference as a JSON line (for grouping).
-func writeDiffs(path string, diffs []*Diff) {
+func writeDiffs(path string, diffs []*Diff, classify func(*Diff) *Deviation) {
 	var b strings.Builder
 	for _, d := range diffs {
 		id := ""
-		if v := Classify(d); v != nil {
+		if v := classify(d); v != nil {
 			id = v.ID
 		}
 		l, _ := json.Marshal(map[string]any{"seed": d.Seed, "kind": d.Kind, "path": d.Path, "got": d.Got, "want": d.Want,

@@ -148,6 +148,50 @@ func (e *Env) Run(ctx context.Context, w *Workload) (*Result, error) {
 		}
 		res.Connectd = append(res.Connectd, rec)
 	}
+	return res, writeConnectd(dir, res)
+}
+
+// writeConnectd writes connectd's records in ref.Capture's formats
+// (connectd.jsonl + .record-offsets.jsonl) and its errors, so that a seed
+// can be compared again without running it (Replay).
+func writeConnectd(dir string, res *Result) error {
+	var recs, offs, errs strings.Builder
+	for _, r := range res.Connectd {
+		recs.WriteString(r.Line() + "\n")
+		offs.WriteString(`{"key":["connectd",` + jsonText(r.Partition) + `],"value":` + jsonText(r.Offset) + "}\n")
+	}
+	if res.ConnectdErr != nil {
+		errs.WriteString("task " + res.ConnectdErr.Error() + "\n")
+	}
+	for _, e := range res.ConvertErrs {
+		errs.WriteString("convert " + strings.ReplaceAll(e.Error(), "\n", " ") + "\n")
+	}
+	for name, text := range map[string]string{"connectd.jsonl": recs.String(), "connectd.jsonl.record-offsets.jsonl": offs.String(), "connectd.errors": errs.String()} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Replay reads a seed's files written by an earlier Run.
+func Replay(dir string) (*Result, error) {
+	res := &Result{Dir: dir}
+	var err error
+	if res.Debezium, err = readCapture(filepath.Join(dir, "debezium.jsonl")); err != nil {
+		return nil, err
+	}
+	if res.Connectd, err = readCapture(filepath.Join(dir, "connectd.jsonl")); err != nil {
+		return nil, err
+	}
+	errs, _ := readLines(filepath.Join(dir, "connectd.errors"))
+	for _, l := range errs {
+		if m, ok := strings.CutPrefix(l, "task "); ok {
+			res.ConnectdErr = errors.New(m)
+		} else if m, ok := strings.CutPrefix(l, "convert "); ok {
+			res.ConvertErrs = append(res.ConvertErrs, errors.New(m))
+		}
+	}
 	return res, nil
 }
 
