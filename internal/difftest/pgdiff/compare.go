@@ -51,7 +51,14 @@ func (d *Diff) Column() string {
 	if col == "" {
 		return ""
 	}
-	return d.W.Columns[d.Table+"."+col]
+	if c, ok := d.W.Columns[d.Table+"."+col]; ok {
+		return c
+	}
+	// a dotted column name followed by a struct member (x, scale, …)
+	if i := strings.LastIndex(col, "."); i > 0 {
+		return d.W.Columns[d.Table+"."+col[:i]]
+	}
+	return ""
 }
 
 func clip(s string) string {

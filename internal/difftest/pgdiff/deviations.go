@@ -85,20 +85,14 @@ var Deviations = []*Deviation{
 		Doc:  docsPG + "#postgresql-basic-types",
 		Kind: "value", Path: `^value\.payload\.(before|after)\.`, Match: func(d *Diff) bool { return d.Want == "9223372036854775807" || d.Want == "-9223372036854775808" }},
 	// Found by this suite (not in issue 16's list).
-	{ID: "default-not-in-debezium", Reason: "new (difftest): connectd writes a schema default Debezium has none for (point, varbit, \"char\", domains, numeric(p,s), unconstrained numeric; char(n) and others in streamed events), and JsonConverter then writes that default for a NULL value",
-		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{2, 5, 6},
-		Kind: "value", Match: func(d *Diff) bool {
-			if strings.HasSuffix(d.Path, ".default") && d.Want == "" && d.Got != "" {
-				return true
-			}
-			return payloadCol.MatchString(d.Path) && strings.Contains(d.Column(), " DEFAULT ") && d.Got != "null"
-		}},
 	{ID: "streamed-not-null-optional", Reason: "new (difftest): in streamed events of some tables Debezium marks a NOT NULL column with a default optional (pgoutput's Relation message has no NOT NULL); connectd keeps it required",
-		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{2},
+		// Not reproducible per seed (seed 2 showed it in one run of two):
+		// no Seeds, so it is never reported stale.
+		Doc:  docsPG + "#postgresql-data-types",
 		Kind: "value", Path: `\.optional$`, Match: func(d *Diff) bool { return d.Got == "false" && d.Want == "true" && d.Op != "r" }},
-	{ID: "key-header-decimal", Reason: "new (difftest): the __debezium.newkey/oldkey header of a primary key change on a numeric key: connectd writes the Go value ({150000 3}), Debezium 150.000",
+	{ID: "key-header-format", Reason: "new (difftest): the __debezium.newkey/oldkey header of a primary key change: Debezium writes Kafka Connect's Values.convertToString of the key struct (150.000, 2.0, 2020-01-04, 00:00:00.000Z, raw tab/newline); connectd writes JSON-like text with raw logical values (18265) and, for a decimal key, the Go value {150000 3}",
 		Doc: docsPG + "#postgresql-primary-key-updates", Seeds: []int64{2},
-		Kind: "headers", Match: func(d *Diff) bool { return goStructText.MatchString(d.Got) }},
+		Kind: "headers", Match: func(d *Diff) bool { return onlyKeyHeadersDiffer(d) }},
 	{ID: "tombstone-key-header", Reason: "new (difftest): the tombstone after a primary key change's delete carries Debezium's __debezium.newkey header; connectd's has none",
 		Doc: docsPG + "#postgresql-primary-key-updates", Seeds: []int64{1},
 		Kind: "headers", Match: func(d *Diff) bool {
@@ -109,6 +103,85 @@ var Deviations = []*Deviation{
 		Match: func(d *Diff) bool {
 			return d.Kind == "connectd-error" && strings.Contains(d.Path, "null value for a required struct field") ||
 				d.Kind == "missing" && d.Op == "d" && strings.Contains(d.W.SetupSQL()+d.W.ChangesSQL(), "REPLICA IDENTITY USING INDEX")
+		}},
+	{ID: "interval-array", Reason: "new (difftest): Debezium leaves interval[] columns out of the schema and the payload; connectd emits them as arrays of MicroDuration (and wraps values beyond int64 microseconds)",
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{5, 26},
+		Kind: "value", Match: func(d *Diff) bool {
+			return strings.Contains(d.Column(), " interval[]") && d.Want == "" || strings.Contains(d.Got, "io.debezium.time.MicroDuration") && d.Want == "" ||
+				strings.Contains(d.Path, "[") && payloadArr.MatchString(d.Path) && strings.Contains(d.W.SetupSQL()+d.W.ChangesSQL(), "interval[]")
+		}},
+	{ID: "default-text-function", Reason: "new (difftest): text DEFAULT current_user: Debezium's schema default is the text \"CURRENT_USER\", connectd's \"\"",
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{22},
+		Kind: "value|key", Path: `\.default$`, Match: func(d *Diff) bool { return d.Want == `"CURRENT_USER"` }},
+	{ID: "key-default-not-in-debezium", Reason: "new (difftest): connectd writes schema defaults into the key schema where Debezium has none (same types as default-not-in-debezium)",
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{32},
+		Kind: "key", Path: `^key\.schema\.fields\.\[[^]]*\]\.default$`, Match: func(d *Diff) bool { return d.Want == "" }},
+	{ID: "enum-default", Reason: "new (difftest): an enum column's DEFAULT 'sad': Debezium's schema default is \"sad\", connectd's \"\"",
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{7},
+		Kind: "value", Path: `\.default$`, Match: func(d *Diff) bool { return d.Got == `""` && d.Want != "" && strings.Contains(d.Column(), "mood") }},
+	{ID: "keyless-unique-index-snapshot-key", Reason: "new (difftest): a table without primary key but with a unique index (REPLICA IDENTITY USING INDEX): Debezium keys its snapshot records by the index columns; connectd's snapshot key is null",
+		Doc: docsPG + "#postgresql-snapshots", Seeds: []int64{16, 26},
+		Kind: "missing|extra", Match: func(d *Diff) bool {
+			return d.Op == "r" && (d.got != nil && d.got.Key == "null" || d.want != nil && d.want.Key != "null") && strings.Contains(d.W.SetupSQL(), "REPLICA IDENTITY USING INDEX")
+		}},
+	{ID: "bc-date-snapshot", Reason: "new (difftest): a BC date in the snapshot: Debezium's JDBC read drops the era (0044-03-15 BC -> 44 AD, -703383 days); connectd emits the proleptic Gregorian day (-735160) as pgoutput does",
+		Doc: docsPG + "#postgresql-temporal-types", Seeds: []int64{47},
+		Kind: "value", Match: func(d *Diff) bool {
+			return d.Op == "r" && strings.Contains(d.W.SetupSQL(), " BC'") && isInt(d.Got) && isInt(d.Want)
+		}},
+	{ID: "not-null-placeholder", Reason: known + ": the placeholder of a NOT NULL temporal column absent from the old tuple (\"1970-01-01T00:00:00Z\" in Debezium)",
+		Doc: docsPG + "#postgresql-replica-identity", Seeds: []int64{9, 15},
+		Kind: "value", Path: `^value\.payload\.before\.`, Match: func(d *Diff) bool { return d.Op == "d" && strings.HasPrefix(d.Want, `"1970-01-01T00:00:00`) }},
+	{ID: "enum-array-null-element", Reason: "new (difftest): an enum[] value with a NULL element: connectd's items schema is required and its JsonConverter refuses the record (Debezium writes it)",
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{33},
+		Match: func(d *Diff) bool {
+			return d.Kind == "connectd-error" && strings.Contains(d.Path, "null value for a required string field") && strings.Contains(d.W.SetupSQL()+d.W.ChangesSQL(), "mood\"[]")
+		}},
+	{ID: "time-24h-array", Reason: "new (difftest): '24:00:00' inside a time[]: Debezium 0, connectd 86400000 (as for a scalar time column in both)",
+		Doc: docsPG + "#postgresql-temporal-types", Seeds: []int64{37},
+		Kind: "value", Match: func(d *Diff) bool {
+			return strings.Contains(d.Column(), " time[]") && d.Got == "86400000" && d.Want == "0"
+		}},
+	{ID: "numeric-array-null-element", Reason: "new (difftest): numeric[] with NULL elements: Debezium writes null for the whole array, connectd the elements",
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{47},
+		Kind: "value", Match: func(d *Diff) bool { return strings.Contains(d.Column(), "numeric[]") && d.Want == "null" }},
+	{ID: "truncate-surrogate-pair", Reason: "new (difftest): column.truncate.to.N.chars through a 4-byte character: Debezium cuts the UTF-16 surrogate pair (the JSON holds U+FFFD), connectd writes \"\"",
+		Doc: docsPG + "#postgresql-property-column-truncate-to-length-chars", Seeds: []int64{18},
+		Kind: "value", Match: func(d *Diff) bool { return strings.Contains(d.Want, "\ufffd") }},
+	{ID: "message-key-column-default", Reason: "new (difftest): message.key.columns naming a column with a default (point): a NULL key column is written as the default in connectd's key (JsonConverter), so keys differ and snapshot/stream records pair differently",
+		Doc: docsPG + "#postgresql-property-message-key-columns", Seeds: []int64{18},
+		Match: func(d *Diff) bool {
+			mk := d.W.Config["message.key.columns"]
+			if mk == "" {
+				return false
+			}
+			t := diffTable(d)
+			for _, e := range strings.Split(mk, ";") {
+				tc := strings.SplitN(e, ":", 2)
+				if len(tc) == 2 && tc[0] == t && strings.Contains(d.W.Columns[t+"."+tc[1]], " DEFAULT ") {
+					return true
+				}
+			}
+			return false
+		}},
+	// Workloads Debezium itself refuses (its engine fails; nothing is compared).
+	{ID: "debezium-case-duplicate-columns", Reason: "Debezium limitation: it refuses a table with column names that differ only by case (id, ID); connectd captures it",
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{10, 49},
+		Kind: "reference-error", Path: "columns that differ only by case"},
+	{ID: "debezium-decimal-special-value", Reason: "Debezium limitation: NaN/Infinity in a numeric column fails the connector unless decimal.handling.mode=string",
+		Doc: docsPG + "#postgresql-decimal-types", Seeds: []int64{21},
+		Kind: "reference-error", Path: "special value \\(NaN/Infinity\\) for Decimal"},
+	{ID: "debezium-null-required-array", Reason: "Debezium bug: a NOT NULL enum[] column fails its snapshot ('Invalid value: null used for required field … ARRAY'); connectd captures it",
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{28, 57},
+		Kind: "reference-error", Path: "Invalid value: null used for required field"},
+	// General matchers last (the first matching deviation takes a diff).
+	{ID: "default-not-in-debezium", Reason: "new (difftest): connectd writes a schema default Debezium has none for (point, varbit, \"char\", domains, numeric(p,s), unconstrained numeric; char(n) and others in streamed events), and JsonConverter then writes that default for a NULL value",
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{2, 5, 6},
+		Kind: "value", Match: func(d *Diff) bool {
+			if strings.HasSuffix(d.Path, ".default") && d.Want == "" && d.Got != "" {
+				return true
+			}
+			return payloadCol.MatchString(d.Path) && strings.Contains(d.Column(), " DEFAULT ") && d.Got != "null"
 		}},
 	{ID: "txn-data-collections-order", Reason: known + ": transaction END data_collections order",
 		Doc:  docsPG + "#postgresql-transaction-metadata",
@@ -180,9 +253,23 @@ func filterCaseAffects(d *Diff) bool {
 		// a tombstone: the table from its topic <prefix>.<schema>.<table>
 		table = strings.TrimPrefix(r.Topic, cfg["topic.prefix"]+".")
 	}
+	if (d.Kind == "offset" || d.Kind == "value") && txnPath.MatchString(d.Path) {
+		// transaction metadata counts the tables connectd captured
+		for t := range tablesOf(d.W) {
+			if differs("table.include.list", t) || differs("table.exclude.list", t) {
+				return true
+			}
+		}
+		return false
+	}
 	if d.Kind == "missing" || d.Kind == "extra" || d.Kind == "snapshot-order" {
 		if d.Kind == "snapshot-order" {
-			return cfg["table.include.list"] != "" && cfg["table.include.list"] != strings.ToLower(cfg["table.include.list"])
+			for t := range tablesOf(d.W) {
+				if differs("table.include.list", t) || differs("table.exclude.list", t) {
+					return true
+				}
+			}
+			return false
 		}
 		schema := table
 		if i := strings.Index(table, "."); i >= 0 {
@@ -203,10 +290,60 @@ func filterCaseAffects(d *Diff) bool {
 	return col != "" && differs("column.exclude.list", table+"."+col) || d.Kind == "bytes" && cfg["column.exclude.list"] != ""
 }
 
-var goStructText = regexp.MustCompile(`\{-?[0-9]+ -?[0-9]+\}`)
+var txnPath = regexp.MustCompile(`^(value\.payload\.(event_count|data_collections)|offset\.(transaction_data_collection_order_.*|lsn_proc))`)
+
+var payloadArr = regexp.MustCompile(`^value\.payload\.(before|after)\.[^.]+\[[0-9]+\]$`)
+
+// onlyKeyHeadersDiffer: both records have the same headers but for the
+// values of __debezium.newkey/oldkey.
+func onlyKeyHeadersDiffer(d *Diff) bool {
+	if d.got == nil || d.want == nil {
+		return false
+	}
+	strip := func(hs []Header) string {
+		var b strings.Builder
+		for _, h := range maskHeaders(hs) {
+			b.WriteString(h.Key + "\x00")
+			if h.Value != nil && h.Key != "__debezium.newkey" && h.Key != "__debezium.oldkey" {
+				b.WriteString(*h.Value)
+			}
+			b.WriteString("\x00")
+		}
+		return b.String()
+	}
+	return strip(d.got.Headers) == strip(d.want.Headers)
+}
+
+// diffTable is d's schema.table, from the topic for a tombstone.
+func diffTable(d *Diff) string {
+	if d.Table != "" {
+		return d.Table
+	}
+	r := d.want
+	if r == nil {
+		r = d.got
+	}
+	if r == nil {
+		return ""
+	}
+	return strings.TrimPrefix(r.Topic, d.W.Config["topic.prefix"]+".")
+}
+
+func isInt(s string) bool { _, err := strconv.ParseInt(s, 10, 64); return err == nil }
+
+// tablesOf returns the workload's schema.table names.
+func tablesOf(w *Workload) map[string]bool {
+	out := map[string]bool{}
+	for c := range w.Columns {
+		if i := strings.LastIndex(c, "."); i > 0 {
+			out[c[:i]] = true
+		}
+	}
+	return out
+}
 
 var (
-	payloadCol = regexp.MustCompile(`^value\.payload\.(?:before|after)\.([^.]+)(?:\.(?:scale|value|x|y|wkb|srid))?$`)
+	payloadCol = regexp.MustCompile(`^value\.payload\.(?:before|after)\.(.+?)(?:\.(?:scale|value|x|y|wkb|srid))?(?:\[[0-9]+\])?$`)
 	schemaCol  = regexp.MustCompile(`^value\.schema\.fields\.\[(?:before|after)\]\.fields\.\[([^]]*)\]`)
 )
 

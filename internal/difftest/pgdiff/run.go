@@ -40,6 +40,24 @@ type Result struct {
 	// ConvertErrs are connectd records its JsonConverter refused (left out
 	// of Connectd).
 	ConvertErrs []error
+	// ReferenceErr is the cause when Debezium's engine failed on the
+	// workload (then nothing is compared).
+	ReferenceErr error
+}
+
+// referenceFailure returns the last "Caused by:" of a Debezium engine
+// failure in its log, or "".
+func referenceFailure(log string) string {
+	if !strings.Contains(log, "[capture] engine stopped with error") {
+		return ""
+	}
+	cause := "engine stopped with error"
+	for _, l := range strings.Split(log, "\n") {
+		if c, ok := strings.CutPrefix(l, "Caused by: "); ok {
+			cause = c
+		}
+	}
+	return cause
 }
 
 // Run loads w's schema and seed rows into a new database, starts connectd's
@@ -112,7 +130,7 @@ func (e *Env) Run(ctx context.Context, w *Workload) (*Result, error) {
 	if idle <= 0 {
 		idle = 4 * time.Second
 	}
-	cctx, cancelCap := context.WithTimeout(ctx, 6*time.Minute)
+	cctx, cancelCap := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancelCap()
 	cmd := exec.CommandContext(cctx, filepath.Join(e.Repo, "reference/debezium/capture.sh"),
 		filepath.Join(dir, "debezium.properties"), out, "0", strconv.Itoa(int(idle/time.Second)), hook)
@@ -125,6 +143,11 @@ func (e *Env) Run(ctx context.Context, w *Workload) (*Result, error) {
 	logf.Close()
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "debezium.log"))
+		if cause := referenceFailure(string(log)); cause != "" {
+			// Debezium itself refused the workload: nothing to compare.
+			res.ReferenceErr = errors.New(cause)
+			return res, nil
+		}
 		return nil, fmt.Errorf("debezium capture: %w\n%s", err, tail(string(log), 4000))
 	}
 	if res.Debezium, err = readCapture(out); err != nil {

@@ -229,7 +229,12 @@ public final class Capture {
                 }
             }
 
-            engine.close();
+            try {
+                engine.close();
+            }
+            catch (IllegalStateException e) {
+                // the engine already shut itself down after a failure
+            }
             executor.shutdown();
             executor.awaitTermination(60, TimeUnit.SECONDS);
         }
