@@ -200,6 +200,11 @@ func writeConnectd(dir string, res *Result) error {
 // Replay reads a seed's files written by an earlier Run.
 func Replay(dir string) (*Result, error) {
 	res := &Result{Dir: dir}
+	log, _ := os.ReadFile(filepath.Join(dir, "debezium.log"))
+	if cause := referenceFailure(string(log)); cause != "" {
+		res.ReferenceErr = errors.New(cause)
+		return res, nil
+	}
 	var err error
 	if res.Debezium, err = readCapture(filepath.Join(dir, "debezium.jsonl")); err != nil {
 		return nil, err
