@@ -4,7 +4,7 @@ SHELL   := /bin/bash
 GO      ?= go
 BIN     := bin/connectd
 
-.PHONY: all build demo test setup setup-demo bench vet clean screenshot images compose-smoke
+.PHONY: all build demo test setup setup-demo bench vet clean screenshot images compose-smoke difftest
 
 all: build
 
@@ -32,6 +32,16 @@ test: setup build vet
 	  env=$$(bash scripts/images.sh db) || exit 1; eval "$$env"; tags="-tags docker"; \
 	else echo "make test: Docker is not usable, so the testcontainers suite (-tags docker) does not run"; fi; \
 	set -x; $(GO) test -count=1 -timeout 20m $$tags ./...
+
+# The differential suite: SEEDS generated PostgreSQL workloads, each through
+# the real Debezium 3.6.1 and connectd on one PostgreSQL 15, every record
+# compared (internal/difftest/pgdiff; about 12 s a seed). make test runs its
+# fixed CI seeds. A failing seed's reproduction is in $(DIFFTEST_OUT)/seed-N/.
+SEEDS ?= 300
+DIFFTEST_OUT ?= $(CURDIR)/.cache/difftest
+difftest: setup
+	mkdir -p $(DIFFTEST_OUT)
+	DIFFTEST_SEEDS=$(SEEDS) DIFFTEST_OUT=$(DIFFTEST_OUT) $(GO) test -count=1 -timeout 0 -run '^TestDifferential$$' -v ./internal/difftest/pgdiff/
 
 vet:
 	$(GO) vet ./...

@@ -72,6 +72,13 @@ if [ "$mode" = test ]; then
   done
 fi
 if [ "$mode" = test ]; then
+  # The differential suite (internal/difftest/pgdiff) and the golden tests'
+  # reference: the real Debezium 3.6.1 embedded engine, built once by Maven
+  # (reference/debezium/target, rebuilt when pom.xml or Capture.java changes).
+  BUILD_ONLY=1 bash "$(dirname "$0")/../reference/debezium/capture.sh" ||
+    { echo "setup: building the Debezium reference (reference/debezium) failed" >&2; exit 1; }
+fi
+if [ "$mode" = test ]; then
   # The testcontainers suite needs a running Docker engine and the local
   # images. Without systemd, start dockerd here (log: /var/log/dockerd.log).
   # Where it cannot run, make test runs without that suite (it says so).

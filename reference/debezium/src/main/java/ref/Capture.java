@@ -26,7 +26,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
 import org.apache.kafka.connect.json.JsonConverter;
+import org.apache.kafka.connect.header.Header;
 import org.apache.kafka.connect.source.SourceRecord;
+import org.apache.kafka.connect.storage.SimpleHeaderConverter;
 
 import io.debezium.embedded.EmbeddedEngineChangeEvent;
 import io.debezium.engine.ChangeEvent;
@@ -55,6 +57,11 @@ import io.debezium.engine.format.Json;
  *                 IDLE_SECONDS after snapshot records) and the engine has been quiet for 3 s.
  *                 Before it runs, the offset file is dumped to OUTPUT.snapshot.offsets.jsonl.
  *                 Its stdout/stderr are inherited. The idle timer restarts after the hook.
+ *
+ * A record with Kafka Connect headers also has "headers":[{"key":...,"value":...},...]: each
+ * header's bytes as a Kafka Connect worker's default header.converter (SimpleHeaderConverter)
+ * writes them, as a UTF-8 string (null for a null value). Records without headers have no
+ * "headers" field.
  *
  * Besides OUTPUT it writes OUTPUT.record-offsets.jsonl: for every record (same line number as
  * in OUTPUT) the source partition/offset the connector attached to it, serialized exactly as
@@ -111,6 +118,8 @@ public final class Capture {
         final String engineName = props.getProperty("name");
         final JsonConverter offsetConverter = new JsonConverter();
         offsetConverter.configure(Map.of("schemas.enable", "false", "converter.type", "key"), true);
+        final SimpleHeaderConverter headerConverter = new SimpleHeaderConverter();
+        headerConverter.configure(Map.of());
 
         try (Writer w = Files.newBufferedWriter(out, StandardCharsets.UTF_8);
                 Writer ow = Files.newBufferedWriter(Paths.get(out + ".record-offsets.jsonl"), StandardCharsets.UTF_8)) {
@@ -136,24 +145,35 @@ public final class Capture {
                                 sb.append("{\"topic\":").append(MAPPER.writeValueAsString(record.destination()));
                                 sb.append(",\"key\":").append(embed(record.key()));
                                 sb.append(",\"value\":").append(embed(record.value()));
+                                SourceRecord sr = ((EmbeddedEngineChangeEvent<?, ?, ?>) record).sourceRecord();
                                 if (CAPTURE_HEADERS) {
                                     // CAPTURE_HEADERS=1: the record's Connect headers as a worker's
                                     // default SimpleHeaderConverter writes them: [[key, value text], ...]
-                                    SourceRecord hr = ((EmbeddedEngineChangeEvent<?, ?, ?>) record).sourceRecord();
                                     sb.append(",\"headers\":[");
                                     boolean firstH = true;
-                                    for (org.apache.kafka.connect.header.Header h : hr.headers()) {
-                                        byte[] hv = HEADER_CONVERTER.fromConnectHeader(hr.topic(), h.key(), h.schema(), h.value());
+                                    for (org.apache.kafka.connect.header.Header h : sr.headers()) {
+                                        byte[] hv = HEADER_CONVERTER.fromConnectHeader(sr.topic(), h.key(), h.schema(), h.value());
                                         sb.append(firstH ? "" : ",").append("[").append(MAPPER.writeValueAsString(h.key())).append(",")
                                                 .append(hv == null ? "null" : MAPPER.writeValueAsString(new String(hv, StandardCharsets.UTF_8))).append("]");
                                         firstH = false;
+                                    }
+                                    sb.append("]");
+                                } else if (sr.headers() != null && !sr.headers().isEmpty()) {
+                                    sb.append(",\"headers\":[");
+                                    boolean first = true;
+                                    for (Header h : sr.headers()) {
+                                        byte[] hb = headerConverter.fromConnectHeader(sr.topic(), h.key(), h.schema(), h.value());
+                                        sb.append(first ? "" : ",").append("{\"key\":").append(MAPPER.writeValueAsString(h.key()))
+                                                .append(",\"value\":").append(hb == null ? "null"
+                                                        : MAPPER.writeValueAsString(new String(hb, StandardCharsets.UTF_8)))
+                                                .append("}");
+                                        first = false;
                                     }
                                     sb.append("]");
                                 }
                                 sb.append("}\n");
                                 w.write(sb.toString());
                                 w.flush();
-                                SourceRecord sr = ((EmbeddedEngineChangeEvent<?, ?, ?>) record).sourceRecord();
                                 byte[] k = offsetConverter.fromConnectData(engineName, null,
                                         java.util.Arrays.asList(engineName, sr.sourcePartition()));
                                 byte[] v = offsetConverter.fromConnectData(engineName, null, sr.sourceOffset());
@@ -226,7 +246,12 @@ public final class Capture {
                 }
             }
 
-            engine.close();
+            try {
+                engine.close();
+            }
+            catch (IllegalStateException e) {
+                // the engine already shut itself down after a failure
+            }
             executor.shutdown();
             executor.awaitTermination(60, TimeUnit.SECONDS);
         }
