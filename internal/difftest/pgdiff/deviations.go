@@ -48,19 +48,6 @@ func (v *Deviation) matches(d *Diff) bool {
 // deviations of issue 16 that other work is fixing; they leave the list
 // with their fix (the suite then fails until they do).
 var Deviations = []*Deviation{
-	{ID: "name-sanitising", Reason: known + ": Debezium replaces characters Kafka (topics) and Avro (schema names) refuse by _; connectd keeps them",
-		Doc: docsPG + "#postgresql-topic-names", Seeds: []int64{2},
-		Kind: "topic|key|value", Path: `^(topic|key\.schema\.name|value\.schema\.name|value\.schema\.fields\.\[(before|after)\]\.name)$`,
-		Match: func(d *Diff) bool { return sanitized(unquote(d.Got)) == unquote(d.Want) }},
-	{ID: "filter-case", Reason: known + ": Debezium matches include/exclude lists case-insensitively; connectd case-sensitively (misses tables, leaks excluded columns)",
-		Doc:   docsPG + "#postgresql-property-table-include-list",
-		Match: func(d *Diff) bool { return filterCaseAffects(d) }},
-	{ID: "snapshot-table-order", Reason: known + ": with table.include.list Debezium snapshots the tables in the list's order (first/last markers follow it); connectd sorts",
-		Doc:  docsPG + "#postgresql-snapshots",
-		Kind: "snapshot-order|value|offset", Path: `^$|^value\.payload\.source\.snapshot$|^offset\.(last_snapshot_record|snapshot_completed)$`,
-		Match: func(d *Diff) bool {
-			return d.W.Config["table.include.list"] != "" || d.W.Config["table.exclude.list"] != "" || d.W.Config["schema.include.list"] != ""
-		}},
 	{ID: "default-empty-array", Reason: known + ": an array column's DEFAULT '{}' is no schema default in Debezium; connectd's default [] also turns a NULL into [] (JsonConverter writes the default for null)",
 		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{1},
 		Kind: "value", Path: `^value\.(schema\.fields\.\[(before|after)\]\.fields\.\[[^]]*\]\.default|payload\.(before|after)\.[^.]+)$`,
