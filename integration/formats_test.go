@@ -110,8 +110,9 @@ func TestKafkaConnectFormats(t *testing.T) {
 	if code != 201 {
 		t.Fatalf("create: %d %s", code, body)
 	}
+	// As a Kafka Connect 4.3 worker answers a creation: "tasks": [] until the tasks exist.
 	wantInfo := `{"name":"inv","config":{`
-	if !strings.HasPrefix(string(body), wantInfo) || !strings.Contains(string(body), `"tasks":[{"connector":"inv","task":0}],"type":"source"}`) {
+	if !strings.HasPrefix(string(body), wantInfo) || !strings.Contains(string(body), `"tasks":[],"type":"source"}`) {
 		t.Fatalf("POST /connectors body: %s", body)
 	}
 	c := newConsumer(t, d.kafka, `^dbserver1\.inventory\.customers$`)
