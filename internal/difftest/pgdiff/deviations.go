@@ -175,20 +175,6 @@ var Deviations = []*Deviation{
 		Kind: "value", Path: `^value\.payload\.data_collections`},
 }
 
-// sanitized is Debezium's replacement of characters outside
-// [A-Za-z0-9._-] (topics) or [A-Za-z0-9._] (schema names) by '_'.
-func sanitized(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		if c < 0x80 && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			b.WriteRune(c)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
-
 func unquote(s string) string {
 	if u, err := strconv.Unquote(s); err == nil {
 		return u
@@ -204,82 +190,6 @@ func sameFloat(a, b string) bool {
 		return false
 	}
 	return x == y || float32(x) == float32(y)
-}
-
-// filterCaseAffects: d concerns a table or column that a filter list
-// selects only when matched case-insensitively (Debezium's way).
-func filterCaseAffects(d *Diff) bool {
-	cfg := d.W.Config
-	ci := func(list, name string) (cs, ci bool) {
-		for _, p := range strings.Split(list, ",") {
-			if p = strings.TrimSpace(p); p == "" {
-				continue
-			}
-			if re, err := regexp.Compile("^(?:" + p + ")$"); err == nil && re.MatchString(name) {
-				cs = true
-			}
-			if re, err := regexp.Compile("(?i)^(?:" + p + ")$"); err == nil && re.MatchString(name) {
-				ci = true
-			}
-		}
-		return
-	}
-	differs := func(key, name string) bool {
-		if cfg[key] == "" {
-			return false
-		}
-		a, b := ci(cfg[key], name)
-		return a != b
-	}
-	table := d.Table
-	if table == "" && (d.got != nil || d.want != nil) {
-		r := d.want
-		if r == nil {
-			r = d.got
-		}
-		// a tombstone: the table whose (possibly sanitised) topic it has
-		table = strings.TrimPrefix(r.Topic, cfg["topic.prefix"]+".")
-		for t := range tablesOf(d.W) {
-			if sanitized(t) == table {
-				table = t
-			}
-		}
-	}
-	if (d.Kind == "offset" || d.Kind == "value") && txnPath.MatchString(d.Path) {
-		// transaction metadata counts the tables connectd captured
-		for t := range tablesOf(d.W) {
-			if differs("table.include.list", t) || differs("table.exclude.list", t) {
-				return true
-			}
-		}
-		return false
-	}
-	if d.Kind == "missing" || d.Kind == "extra" || d.Kind == "snapshot-order" {
-		if d.Kind == "snapshot-order" {
-			for t := range tablesOf(d.W) {
-				if differs("table.include.list", t) || differs("table.exclude.list", t) {
-					return true
-				}
-			}
-			return false
-		}
-		schema := table
-		if i := strings.Index(table, "."); i >= 0 {
-			schema = table[:i]
-		}
-		return differs("table.include.list", table) || differs("table.exclude.list", table) || differs("schema.include.list", schema)
-	}
-	if cfg["column.exclude.list"] == "" {
-		return false
-	}
-	// value.payload.after.<col>, value.schema.fields.[after].fields.[<col>]…
-	col := ""
-	if m := payloadCol.FindStringSubmatch(d.Path); m != nil {
-		col = m[1]
-	} else if m := schemaCol.FindStringSubmatch(d.Path); m != nil {
-		col = m[1]
-	}
-	return col != "" && differs("column.exclude.list", table+"."+col) || d.Kind == "bytes" && cfg["column.exclude.list"] != ""
 }
 
 var txnPath = regexp.MustCompile(`^(value\.payload\.(event_count|data_collections|transaction\.)|offset\.(transaction_data_collection_order_.*|lsn_proc))`)
