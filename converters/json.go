@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/javafloat"
 )
 
 // JSONConverterClass is the Kafka Connect class name of the JSON converter.
@@ -635,56 +636,19 @@ func appendString(dst []byte, s string) []byte {
 func appendJavaFloat(dst []byte, f float64, bits int) []byte {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		dst = append(dst, '"')
-		dst = append(dst, JavaFloat(f, bits)...)
+		dst = javafloat.Append(dst, f, bits)
 		return append(dst, '"')
 	}
-	if abs := math.Abs(f); abs >= 1e-3 && abs < 1e7 {
-		// JavaFloat's plain notation, appended in place.
-		start := len(dst)
-		dst = strconv.AppendFloat(dst, f, 'f', -1, bits)
-		if bytes.IndexByte(dst[start:], '.') < 0 {
-			dst = append(dst, '.', '0')
-		}
-		return dst
-	}
-	return append(dst, JavaFloat(f, bits)...)
+	return javafloat.Append(dst, f, bits)
 }
 
-// JavaFloat formats f as Java's Double.toString (bits=64) or Float.toString
-// (bits=32), which Jackson uses for JSON numbers: plain notation with at
-// least one fraction digit for 1e-3 <= |f| < 1e7, otherwise d.dddE±n.
-// NaN and infinities are spelled NaN, Infinity, -Infinity (JSON output
-// quotes them, see appendJavaFloat).
-func JavaFloat(f float64, bits int) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f == 0:
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	abs := math.Abs(f)
-	if abs >= 1e-3 && abs < 1e7 {
-		s := strconv.FormatFloat(f, 'f', -1, bits)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(f, 'e', -1, bits) // e.g. 1.2345e+10, 1e-05
-	mant, exp, _ := strings.Cut(s, "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	n, _ := strconv.Atoi(exp)
-	return mant + "E" + strconv.Itoa(n)
-}
+// JavaFloat formats f as Java 17's Double.toString (bits=64) or
+// Float.toString (bits=32), which Jackson uses for JSON numbers: plain
+// notation with at least one fraction digit for 1e-3 <= |f| < 1e7,
+// otherwise d.dddE±n, with Java's digits (4.9E-324 for Double.MIN_VALUE;
+// see internal/javafloat). NaN and infinities are spelled NaN, Infinity,
+// -Infinity (JSON output quotes them, see appendJavaFloat).
+func JavaFloat(f float64, bits int) string { return javafloat.Format(f, bits) }
 
 func appendU(dst []byte, r rune) []byte {
 	dst = append(dst, `\u`...)

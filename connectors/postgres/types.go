@@ -14,6 +14,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/relational"
+	"github.com/connectd/connectd/internal/javafloat"
 )
 
 // PostgreSQL type OIDs (pg_type.oid) of the built-in types mapped here.
@@ -401,7 +402,6 @@ func (m *typeMapper) scalar(oid uint32, typmod int32, opt bool) (colType, bool) 
 	case oidTimestamptz:
 		digits := timePrecision(typmod)
 		return colType{schema: prim(connect.String, opt).Name(nameZonedTimestamp).Version(1).Build(),
-			fallback: formatZonedTimestamp(0, digits),
 			fromText: func(s string) (any, error) {
 				us, sp, err := parseTimestampUs(s, true)
 				switch {
@@ -441,7 +441,7 @@ func (m *typeMapper) scalar(oid uint32, typmod int32, opt bool) (colType, bool) 
 			sch.Optional = opt
 			return colType{schema: sch, fromText: parseHstoreMap}, true
 		}
-		return colType{schema: prim(connect.String, opt).Name(nameJSON).Version(1).Build(), fromText: parseHstoreJSON}, true
+		return colType{schema: prim(connect.String, opt).Name(nameJSON).Version(1).Build(), fromText: parseHstoreJSON, fallback: "{}"}, true
 	}
 	return colType{}, false
 }
@@ -452,7 +452,12 @@ func (m *typeMapper) numeric(typmod int32, opt bool) colType {
 	case decimalDouble:
 		return colType{schema: prim(connect.Float64, opt).Build(), fromText: parseFloat64}
 	case decimalString:
-		return colType{schema: prim(connect.String, opt).Build(), fromText: numericString}
+		// placeholder: BigDecimal.ZERO at the column's scale, toPlainString
+		zero := "0"
+		if _, s, ok := numericPrecisionScale(typmod); ok {
+			zero = plainDecimal(new(big.Int), s)
+		}
+		return colType{schema: prim(connect.String, opt).Build(), fromText: numericString, fallback: zero}
 	}
 	if p, s, ok := numericPrecisionScale(typmod); ok {
 		b := prim(connect.Bytes, opt).Name(connect.DecimalName).Version(1).
@@ -475,7 +480,12 @@ func (m *typeMapper) money(opt bool) colType {
 			return parseFloat64(moneyPlain(s))
 		}}
 	case decimalString:
-		return colType{schema: prim(connect.String, opt).Build(), fromText: func(s string) (any, error) { return moneyPlain(s), nil }}
+		// placeholder: BigDecimal.ZERO.setScale(money.fraction.digits).toString()
+		zero := plainDecimal(new(big.Int), m.h.moneyDigits)
+		if m.h.moneyDigits > 6 {
+			zero = "0E-" + strconv.Itoa(m.h.moneyDigits)
+		}
+		return colType{schema: prim(connect.String, opt).Build(), fromText: func(s string) (any, error) { return moneyPlain(s), nil }, fallback: zero}
 	}
 	scale := m.h.moneyDigits
 	return colType{schema: prim(connect.Bytes, opt).Name(connect.DecimalName).Version(1).Param("scale", strconv.Itoa(scale)).Build(),
@@ -784,8 +794,10 @@ func varScaleStruct(sch *connect.Schema, d connect.Decimal) *connect.Struct {
 	return st
 }
 
-// parseVarScale returns io.debezium.data.VariableScaleDecimal {scale, value};
-// zero has scale 0 and NaN/±Infinity are null, as Debezium 3.6 emits them.
+// parseVarScale returns io.debezium.data.VariableScaleDecimal {scale, value}
+// without trailing fraction zeros (Debezium's BigDecimal.stripTrailingZeros,
+// never below scale 0: 10.10 is {1, 101}, 100 is {0, 100}, 0.000 is {0, 0});
+// NaN/±Infinity are null, as Debezium 3.6 emits them.
 func parseVarScale(sch *connect.Schema, s string) (any, error) {
 	if numericSpecial(s) {
 		return nil, nil
@@ -796,6 +808,17 @@ func parseVarScale(sch *connect.Schema, s string) (any, error) {
 	}
 	if u.Sign() == 0 {
 		n = 0
+	}
+	if n > 0 {
+		ten, q, r := big.NewInt(10), new(big.Int), new(big.Int)
+		for n > 0 {
+			q.QuoRem(u, ten, r)
+			if r.Sign() != 0 {
+				break
+			}
+			u, q = q, u
+			n--
+		}
 	}
 	return varScaleStruct(sch, connect.Decimal{Unscaled: u, Scale: n}), nil
 }
@@ -854,40 +877,26 @@ func javaGeometric(s string) string {
 	})
 }
 
-// javaDouble formats f as Java's Double.toString.
-func javaDouble(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "NaN"
-	case math.IsInf(f, 1):
-		return "Infinity"
-	case math.IsInf(f, -1):
-		return "-Infinity"
-	case f == 0:
-		if math.Signbit(f) {
-			return "-0.0"
-		}
-		return "0.0"
-	}
-	if a := math.Abs(f); a >= 1e-3 && a < 1e7 {
-		s := strconv.FormatFloat(f, 'f', -1, 64)
-		if !strings.Contains(s, ".") {
-			s += ".0"
-		}
-		return s
-	}
-	s := strconv.FormatFloat(f, 'e', -1, 64)
-	mant, exp, _ := strings.Cut(s, "e")
-	if !strings.Contains(mant, ".") {
-		mant += ".0"
-	}
-	n, _ := strconv.Atoi(exp)
-	return mant + "E" + strconv.Itoa(n)
-}
+// javaDouble formats f as Java 17's Double.toString.
+func javaDouble(f float64) string { return javafloat.Format(f, 64) }
 
 // zeroValue is the value Debezium puts in a NOT NULL column that a delete
-// event does not carry (pgoutput sends only the key columns).
+// event does not carry (pgoutput sends only the key columns): the fallback
+// of its value converter (JdbcValueConverters, PostgresValueConverter).
 func zeroValue(s *connect.Schema) any {
+	switch s.Name {
+	case nameZonedTimestamp, nameIsoTimestamp:
+		return "1970-01-01T00:00:00Z" // ISO_OFFSET_DATE_TIME of the epoch, whatever the column's precision
+	case nameZonedTime, nameIsoTime:
+		return "00:00:00Z"
+	case nameIsoDate:
+		return "1970-01-01Z"
+	case nameInterval:
+		return "P0Y0M0DT0H0M0S"
+	case namePoint:
+		v, _ := parsePoint(s, "(0,0)")
+		return v
+	}
 	switch s.Type {
 	case connect.Int8:
 		return int8(0)
@@ -903,44 +912,6 @@ func zeroValue(s *connect.Schema) any {
 		return map[string]any{}
 	}
 	return relational.ZeroOf(s.Type)
-}
-
-var (
-	defaultQuoted  = regexp.MustCompile(`^'((?:[^']|'')*)'(?:::[a-zA-Z0-9_ ."]+(?:\([0-9, ]+\))?(?:\[\])?)?$`)
-	defaultLiteral = regexp.MustCompile(`^(-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false)$`)
-)
-
-// parseDefault converts a column default expression (pg_get_expr of
-// pg_attrdef.adbin) to the column's Connect value when it is a constant.
-// Debezium gives an expression it cannot evaluate (nextval() of a serial
-// column, now(), …) the type's zero value as default ("default":0 on serial
-// ids in the reference capture); so does this function.
-func (m *typeMapper) parseDefault(c relational.Column, expr string) any {
-	expr = strings.TrimSpace(expr)
-	for strings.HasPrefix(expr, "(") && strings.HasSuffix(expr, ")") {
-		expr = strings.TrimSpace(expr[1 : len(expr)-1])
-	}
-	c.Default = nil
-	ct := m.column(c)
-	if ct.omit {
-		return nil
-	}
-	var text string
-	if mm := defaultQuoted.FindStringSubmatch(expr); mm != nil {
-		text = strings.ReplaceAll(mm[1], "''", "'")
-	} else if defaultLiteral.MatchString(expr) {
-		text = expr
-		if c.TypeOID == oidBool {
-			text = expr[:1]
-		}
-	} else {
-		return ct.fallback
-	}
-	v, err := ct.fromText(text)
-	if err != nil || v == nil {
-		return ct.fallback
-	}
-	return v
 }
 
 // errStaleEnum says that an enum value is not among the labels the type
