@@ -440,3 +440,19 @@ var capturedHeaders = regexp.MustCompile(`,"headers":\[[^]]*\]\}$`)
 func TestDefaultsModesGolden(t *testing.T) {
 	runScenarioGolden(t, scenario{name: "defaults_modes", deviate: func(_ int, l string) string { return capturedHeaders.ReplaceAllString(l, "}") }})
 }
+
+// TestValuesGolden: value formats at the edges, snapshot and streamed:
+// doubles and floats as Java 17 prints them (4.9E-324, 8.409999999999999E21),
+// VariableScaleDecimal without trailing zeros, intervals computed as
+// Debezium's MicroDuration (doubles, clamped to the int64 range), the array
+// types Debezium leaves out (interval[], money[], xml[], point[], varbit[]).
+// Deviations, documented in internal/difftest/pgdiff/deviations.go and
+// applied to the capture here: a BC date read by Debezium's snapshot or in
+// a date[] (Debezium drops the era), '24:00:00' in a time[] (Debezium 0),
+// an enum[] with a NULL element (Debezium writes null for the column after
+// a conversion failure; connectd fails the task, tested elsewhere: the row
+// is left out here), a truncation through a surrogate pair (Debezium keeps
+// the lone high surrogate).
+func TestValuesGolden(t *testing.T) {
+	runScenarioGolden(t, scenario{name: "values", deviate: func(_ int, l string) string { return capturedHeaders.ReplaceAllString(l, "}") }})
+}

@@ -145,7 +145,12 @@ func (ts *tableSchema) convertInto(cells []cell, out []any) error {
 		}
 		switch {
 		case c.unchanged && ct.unavailable != nil:
+			// the placeholder goes through the column's mappers too
+			// (column.truncate.to.4.chars: "__de"), as in Debezium
 			out[j] = ct.unavailable
+			if ct.post != nil {
+				out[j] = ct.post(ct.unavailable)
+			}
 		case c.null || c.unchanged:
 			if !ct.schema.Optional {
 				if ct.schema.Default != nil {

@@ -2,11 +2,15 @@ package postgres
 
 import (
 	"fmt"
+	"math"
+	"math/big"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/connectd/connectd/internal/javafloat"
 )
 
 // Parsers of PostgreSQL's text output for composite values: arrays,
@@ -253,107 +257,188 @@ func appendJacksonString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// interval is a PostgreSQL interval split as the JDBC driver's PGInterval
-// splits it: years, months, days and a signed time part in microseconds.
+// interval is a PostgreSQL interval as the JDBC driver's PGInterval holds
+// it: years, months, days, hours and minutes as Java ints, the seconds
+// rounded to whole microseconds (setSeconds: Math.round(seconds × 10^6)).
 type interval struct {
-	years, months, days int64
-	us                  int64
+	years, months, days, hours, minutes int32
+	wholeSeconds, microSeconds          int32
 }
 
-// parseInterval parses IntervalStyle=postgres output:
-// "1 year 2 mons 3 days 04:05:06.789", "-1 days -02:00:00.5", "00:00:00".
+// seconds is PGInterval.getSeconds: wholeSeconds + microSeconds / 1e6.
+func (iv interval) seconds() float64 {
+	return float64(iv.wholeSeconds) + float64(iv.microSeconds)/1000000.0
+}
+
+// parseInterval parses IntervalStyle=postgres output ("1 year 2 mons 3
+// days 04:05:06.789", "-1 days -02:00:00.5", "00:00:00") as PGInterval's
+// setValue does: whitespace-separated tokens, a number followed by its unit
+// (year, mon, day, hour, min, sec), or [-]H:MM[:SS.ffffff] whose sign
+// applies to hours, minutes and seconds. A number beyond a Java int fails
+// (the driver's "Conversion of interval failed").
 func parseInterval(s string) (interval, error) {
 	var iv interval
-	f := strings.Fields(s)
-	for i := 0; i < len(f); i++ {
-		tok := f[i]
-		if strings.Contains(tok, ":") {
-			neg := strings.HasPrefix(tok, "-")
-			tok = strings.TrimLeft(tok, "+-")
-			parts := strings.Split(tok, ":")
-			if len(parts) != 3 {
-				return iv, fmt.Errorf("invalid interval %q", s)
+	bad := func() (interval, error) { return interval{}, fmt.Errorf("invalid interval %q", s) }
+	f := strings.Fields(strings.ToLower(strings.NewReplacer("+", " ", "@", " ").Replace(s)))
+	var years, months, days, hours, minutes int32
+	var secs float64
+	valueToken, haveValue := "", false
+	javaInt := func(v string, ok bool) (int32, bool) {
+		if !ok {
+			return 0, true // nullSafeIntGet(null)
+		}
+		n, err := strconv.ParseInt(v, 10, 32)
+		return int32(n), err == nil
+	}
+	for i, tok := range f {
+		if i%2 == 0 {
+			endHours := strings.IndexByte(tok, ':')
+			if endHours < 0 {
+				valueToken, haveValue = tok, true
+				continue
 			}
-			h, err1 := strconv.ParseInt(parts[0], 10, 64)
-			m, err2 := strconv.ParseInt(parts[1], 10, 64)
-			sec, frac, _ := strings.Cut(parts[2], ".")
-			sv, err3 := strconv.ParseInt(sec, 10, 64)
-			if err1 != nil || err2 != nil || err3 != nil {
-				return iv, fmt.Errorf("invalid interval %q", s)
+			off := 0
+			if tok[0] == '-' {
+				off = 1
 			}
-			for len(frac) < 6 {
-				frac += "0"
+			var ok1, ok2 bool
+			hours, ok1 = javaInt(tok[off:endHours], true)
+			if endHours+3 > len(tok) {
+				return bad()
 			}
-			fv, _ := strconv.ParseInt(frac[:6], 10, 64)
-			iv.us = ((h*60+m)*60+sv)*usPerSec + fv
-			if neg {
-				iv.us = -iv.us
+			minutes, ok2 = javaInt(tok[endHours+1:endHours+3], true)
+			if !ok1 || !ok2 {
+				return bad()
 			}
+			secs = 0
+			if endMinutes := strings.IndexByte(tok[endHours+1:], ':'); endMinutes >= 0 {
+				v, err := strconv.ParseFloat(tok[endHours+1+endMinutes+1:], 64)
+				if err != nil {
+					return bad()
+				}
+				secs = v
+			}
+			if off == 1 {
+				hours, minutes, secs = -hours, -minutes, -secs
+			}
+			valueToken, haveValue = "", false
 			continue
 		}
-		if i+1 >= len(f) {
-			return iv, fmt.Errorf("invalid interval %q", s)
-		}
-		n, err := strconv.ParseInt(tok, 10, 64)
-		if err != nil {
-			return iv, fmt.Errorf("invalid interval %q", s)
-		}
-		i++
-		switch unit := f[i]; {
-		case strings.HasPrefix(unit, "year"):
-			iv.years = n
-		case strings.HasPrefix(unit, "mon"):
-			iv.months = n
-		case strings.HasPrefix(unit, "day"):
-			iv.days = n
+		var ok bool
+		switch {
+		case strings.HasPrefix(tok, "year"):
+			years, ok = javaInt(valueToken, haveValue)
+		case strings.HasPrefix(tok, "mon"):
+			months, ok = javaInt(valueToken, haveValue)
+		case strings.HasPrefix(tok, "day"):
+			days, ok = javaInt(valueToken, haveValue)
+		case strings.HasPrefix(tok, "hour"):
+			hours, ok = javaInt(valueToken, haveValue)
+		case strings.HasPrefix(tok, "min"):
+			minutes, ok = javaInt(valueToken, haveValue)
+		case strings.HasPrefix(tok, "sec"):
+			ok = true
+			if haveValue {
+				v, err := strconv.ParseFloat(valueToken, 64)
+				ok, secs = err == nil, v
+			}
 		default:
-			return iv, fmt.Errorf("invalid interval %q", s)
+			ok = true
+		}
+		if !ok {
+			return bad()
 		}
 	}
+	micros := secs * 1000000.0
+	if lim := float64(float32(9.223372e18)); micros > lim || micros < -lim { // setSeconds' float bounds
+		return bad()
+	}
+	total := javaRound(micros)
+	iv = interval{years: years, months: months, days: days, hours: hours, minutes: minutes,
+		wholeSeconds: int32(total / 1000000), microSeconds: int32(total % 1000000)}
 	return iv, nil
 }
 
-// usPerMonth is Debezium's average month (365.25 / 12 days) in microseconds.
-const usPerMonth = 2_629_800 * usPerSec
+// javaRound is Java's Math.round(double): the closest long, ties toward
+// positive infinity.
+func javaRound(x float64) int64 {
+	r := math.Floor(x)
+	if x-r >= 0.5 {
+		r++
+	}
+	return javaLong(r)
+}
+
+// javaLong is Java's (long) cast of a double: truncation toward zero, NaN
+// 0, saturated at the int64 range.
+func javaLong(f float64) int64 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
 
 // parseIntervalMicros is io.debezium.time.MicroDuration
-// (interval.handling.mode=numeric).
+// (interval.handling.mode=numeric), computed as Debezium's
+// MicroDuration.durationMicros does, in doubles with an average month of
+// 30.4375 days: an interval beyond the int64 range of microseconds is
+// clamped to it (Java's long cast), as in Debezium.
 func parseIntervalMicros(s string) (any, error) {
 	iv, err := parseInterval(s)
 	if err != nil {
 		return nil, err
 	}
-	return (iv.years*12+iv.months)*usPerMonth + iv.days*usPerDay + iv.us, nil
+	days := float64(iv.years*12+iv.months)*30.4375 + float64(iv.days)
+	secs := ((days*24.0+float64(iv.hours))*60.0+float64(iv.minutes))*60.0 + iv.seconds()
+	return javaLong(secs*1000000.0 + 0), nil
 }
 
 // parseIntervalISO is io.debezium.time.Interval (interval.handling.mode=
-// string): "P<y>Y<m>M<d>DT<h>H<m>M<s>S", each time component carrying the
-// sign of the time part, seconds with as few fraction digits as needed.
+// string) as Debezium's Interval.toIsoString: "P<y>Y<m>M<d>DT<h>H<m>M<s>S"
+// with PGInterval's fields, the seconds BigDecimal.valueOf(getSeconds())
+// (Java's Double.toString digits) cut to 9 fraction digits, trailing zeros
+// stripped, in plain notation.
 func parseIntervalISO(s string) (any, error) {
 	iv, err := parseInterval(s)
 	if err != nil {
 		return nil, err
 	}
-	us := iv.us
-	sign := ""
-	if us < 0 {
-		sign = "-"
-		us = -us
+	i32 := func(v int32) string { return strconv.FormatInt(int64(v), 10) }
+	return "P" + i32(iv.years) + "Y" + i32(iv.months) + "M" + i32(iv.days) + "DT" + i32(iv.hours) + "H" +
+		i32(iv.minutes) + "M" + javaSecondsText(iv.seconds()) + "S", nil
+}
+
+// javaSecondsText is BigDecimal.valueOf(f), cut to scale 9 (RoundingMode.DOWN)
+// if finer, stripTrailingZeros().toPlainString().
+func javaSecondsText(f float64) string {
+	u, scale, ok := javaBigDecimal(javafloat.Format(f, 64))
+	if !ok {
+		return "0"
 	}
-	h, m := us/(3600*usPerSec), us/(60*usPerSec)%60
-	sec, frac := us/usPerSec%60, us%usPerSec
-	comp := func(v int64) string {
-		if v == 0 {
-			return "0"
+	if scale > 9 {
+		u.Quo(u, pow10(scale-9)) // toward zero
+		scale = 9
+	}
+	ten, q, r := big.NewInt(10), new(big.Int), new(big.Int)
+	for u.Sign() != 0 {
+		q.QuoRem(u, ten, r)
+		if r.Sign() != 0 {
+			break
 		}
-		return sign + strconv.FormatInt(v, 10)
+		u, q = q, u
+		scale--
 	}
-	secs := comp(sec)
-	if frac != 0 {
-		fs := strconv.FormatInt(frac+usPerSec, 10)[1:]
-		fs = strings.TrimRight(fs, "0")
-		secs = sign + strconv.FormatInt(sec, 10) + "." + fs
+	if u.Sign() == 0 {
+		return "0"
 	}
-	return "P" + strconv.FormatInt(iv.years, 10) + "Y" + strconv.FormatInt(iv.months, 10) + "M" +
-		strconv.FormatInt(iv.days, 10) + "DT" + comp(h) + "H" + comp(m) + "M" + secs + "S", nil
+	if scale < 0 {
+		u.Mul(u, pow10(-scale))
+		scale = 0
+	}
+	return plainDecimal(u, scale)
 }
