@@ -29,6 +29,8 @@ if [ "$mode" = test ]; then
   command -v dockerd >/dev/null 2>&1 || need_apt+=(docker.io)
   command -v debootstrap >/dev/null 2>&1 || need_apt+=(debootstrap)
   { docker compose version >/dev/null 2>&1 || command -v docker-compose >/dev/null 2>&1; } || need_apt+=(docker-compose)
+  # Locale sources for the server locales of TestMoneyLocale (localedef below).
+  { command -v localedef >/dev/null 2>&1 && [ -d /usr/share/i18n/locales ]; } || need_apt+=(locales)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -51,6 +53,17 @@ if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
 fi
 go mod download
 if [ "$mode" = test ]; then
+  # lc_monetary locales of connectors/postgres TestMoneyLocale (money text
+  # "1.234,11 €", "1 234,11 €", whole yen); generated once.
+  for loc in de_DE fr_FR ja_JP; do
+    if ! locale -a 2>/dev/null | grep -qi "^$loc\.utf-\?8$"; then
+      if [ "$(id -u)" -ne 0 ]; then
+        echo "setup: locale $loc.UTF-8 missing; run as root: localedef -i $loc -f UTF-8 $loc.UTF-8" >&2
+        exit 1
+      fi
+      localedef -i "$loc" -f UTF-8 "$loc.UTF-8"
+    fi
+  done
   # The Avro end-to-end test decodes our topics with a consumer that is not
   # ours: Python confluent-kafka's AvroDeserializer + SchemaRegistryClient.
   py_check='from confluent_kafka.schema_registry.avro import AvroDeserializer; import fastavro'

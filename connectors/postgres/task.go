@@ -122,6 +122,11 @@ func (t *Task) connConfig() (*pgx.ConnConfig, error) {
 	pc.RuntimeParams["TimeZone"] = "UTC"
 	pc.RuntimeParams["extra_float_digits"] = "1"
 	pc.RuntimeParams["bytea_output"] = "hex"
+	// money text depends on lc_monetary (de_DE: "1.234,11 €", fr_FR:
+	// "1 234,11 €"): every connection reads it under C ("$1,234.11"). The
+	// query connection is opened without it and checks that C reads the
+	// server's own lc_monetary amounts at the same scale (checkMoneyLocale).
+	pc.RuntimeParams["lc_monetary"] = "C"
 	pc.RuntimeParams["application_name"] = "connectd"
 	pc.RuntimeParams["statement_timeout"] = strconv.Itoa(c.conn.queryTimeoutMs)
 	if stmts := c.conn.initialStatements; len(stmts) > 0 {
@@ -197,10 +202,16 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 		return fmt.Errorf("postgres: connection config: %w", err)
 	}
 	addr := net.JoinHostPort(t.cfg.host, strconv.Itoa(t.cfg.port))
-	if t.conn, err = pgx.ConnectConfig(ctx, pc); err != nil {
+	qc := pc.Copy()
+	delete(qc.RuntimeParams, "lc_monetary") // checkMoneyLocale reads the server's, then sets C
+	if t.conn, err = pgx.ConnectConfig(ctx, qc); err != nil {
 		return fmt.Errorf("postgres: connect to %s database %q: %w", addr, t.cfg.dbname, err)
 	}
 	if err := t.checkServer(ctx); err != nil {
+		return err
+	}
+	moneyErr, err := t.checkMoneyLocale(ctx)
+	if err != nil {
 		return err
 	}
 	t.lag.cfg = pc.Copy()
@@ -222,7 +233,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 			prev = &o
 		}
 	}
-	t.types = &typeMapper{h: t.cfg.handling, reg: &typeRegistry{}, rules: t.cfg.rules, comments: t.cfg.ext.schemaComments}
+	t.types = &typeMapper{h: t.cfg.handling, reg: &typeRegistry{}, rules: t.cfg.rules, comments: t.cfg.ext.schemaComments, moneyErr: moneyErr}
 	if err := t.types.reg.load(ctx, t.conn); err != nil {
 		return err
 	}
@@ -249,6 +260,31 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 	t.started = true
 	go t.run(rctx, p)
 	return nil
+}
+
+// checkMoneyLocale compares the scale of money under the lc_monetary the
+// server gives a session of this user and database (its frac_digits) with
+// C's (2): money is an int64 count of the locale's smallest unit, so text
+// read under C is the right amount only when both scales agree. The
+// connection itself stays under C (connConfig). A different scale (ja_JP:
+// 0) returns an error that every money value then fails with (moneyErr),
+// naming the locale: never a value ×100 or ÷100. The query connection is
+// opened without connConfig's lc_monetary=C, so it sees the server's
+// setting (postgresql.conf, ALTER DATABASE / ROLE … SET), and is switched
+// to C here.
+func (t *Task) checkMoneyLocale(ctx context.Context) (moneyErr error, err error) {
+	var locale string
+	var scale int
+	if err := t.conn.QueryRow(ctx, "SELECT current_setting('lc_monetary'), scale(1::int8::money::numeric)").Scan(&locale, &scale); err != nil {
+		return nil, fmt.Errorf("postgres: read lc_monetary: %w", err)
+	}
+	if _, err := t.conn.Exec(ctx, "SET lc_monetary = 'C'"); err != nil {
+		return nil, fmt.Errorf("postgres: SET lc_monetary = 'C': %w", err)
+	}
+	if scale != 2 {
+		return fmt.Errorf("the server's lc_monetary %q counts money in units of 10^-%d, which connectd cannot read exactly (it reads money under lc_monetary=C, 2 fraction digits); cast the column to numeric in a view or use a locale with 2 fraction digits", locale, scale), nil
+	}
+	return nil, nil
 }
 
 // checkServer rejects a server or user that cannot do logical replication,

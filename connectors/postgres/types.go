@@ -130,6 +130,8 @@ type typeMapper struct {
 	// comments: column comments become field schema docs
 	// (include.schema.comments).
 	comments bool
+	// moneyErr, when set, fails every money value (checkMoneyLocale).
+	moneyErr error
 }
 
 // numericPrecisionScale decodes a numeric atttypmod; ok is false for an
@@ -481,8 +483,19 @@ func (m *typeMapper) numeric(typmod int32, opt bool) colType {
 }
 
 // money maps money per decimal.handling.mode, with money.fraction.digits
-// as the Decimal scale.
+// as the Decimal scale. The text is lc_monetary=C's ("-$1,234.56"), which
+// every connection uses; moneyErr (a server locale with another scale)
+// fails each value instead.
 func (m *typeMapper) money(opt bool) colType {
+	ct := m.moneyType(opt)
+	if m.moneyErr != nil {
+		err := m.moneyErr
+		ct.fromText = func(string) (any, error) { return nil, err }
+	}
+	return ct
+}
+
+func (m *typeMapper) moneyType(opt bool) colType {
 	switch m.h.decimal {
 	case decimalDouble:
 		return colType{schema: prim(connect.Float64, opt).Build(), fromText: func(s string) (any, error) {
