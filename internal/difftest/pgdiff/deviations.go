@@ -56,7 +56,7 @@ var Deviations = []*Deviation{
 				strings.Contains(d.Got+d.Want+d.Table, "renamed"))
 		}},
 	// Found by this suite (not in issue 16's list).
-	{ID: "streamed-not-null-optional", Reason: "Debezium limitation: its pgoutput decoder reads nullability and defaults from the catalog when it decodes a Relation message, which can be after later DDL of the stream (RENAME or DROP COLUMN, ALTER TYPE): a column the catalog no longer has is then optional without a default in Debezium's streamed events (its NOT NULL placeholder null, a NULL not replaced by a default); connectd reads the catalog of the time of the change",
+	{ID: "streamed-not-null-optional", Reason: "Debezium limitation: its pgoutput decoder reads nullability and defaults from the catalog when it decodes a Relation message, which can be after later DDL of the stream (RENAME or DROP COLUMN, ALTER COLUMN, the table renamed or dropped): a column the catalog no longer has is then optional without a default in Debezium's streamed events (its NOT NULL placeholder null, a NULL not replaced by a default); connectd reads the catalog of the time of the change",
 		// Timing-dependent (how far Debezium's reader is behind the DDL):
 		// no Seeds, so it is never reported stale.
 		Doc:  docsPG + "#postgresql-schema-changes",
@@ -138,21 +138,26 @@ func debeziumLostColumn(d *Diff) bool {
 		wOpt, wDef, ok1 := valueField(d.want, c)
 		gOpt, gDef, ok2 := valueField(d.got, c)
 		if ok1 && ok2 {
-			return wOpt && !wDef && (!gOpt || gDef) && laterDDL(d.W, c)
+			return wOpt && !wDef && (!gOpt || gDef) && laterDDL(d.W, diffTable(d), c)
 		}
 	}
 	return false
 }
 
-// laterDDL: the workload's changes rename, drop or alter column col (the
-// DDL that makes Debezium's late catalog read miss it).
-func laterDDL(w *Workload, col string) bool {
-	q := `"` + strings.ReplaceAll(col, `"`, `""`) + `"`
+// laterDDL: the workload's changes rename, drop or alter column col, or
+// rename or drop its table (schema.table) — the DDL that makes Debezium's
+// late catalog read miss the column.
+func laterDDL(w *Workload, table, col string) bool {
+	quote := func(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
 	ch := w.ChangesSQL()
 	for _, k := range []string{"RENAME COLUMN ", "DROP COLUMN ", "ALTER COLUMN "} {
-		if strings.Contains(ch, k+q) {
+		if strings.Contains(ch, k+quote(col)) {
 			return true
 		}
+	}
+	if sch, name, ok := strings.Cut(table, "."); ok {
+		ref := quote(sch) + "." + quote(name)
+		return strings.Contains(ch, "ALTER TABLE "+ref+" RENAME TO ") || strings.Contains(ch, "DROP TABLE "+ref)
 	}
 	return false
 }
