@@ -440,11 +440,17 @@ func (s *streamer) emit(ctx context.Context, rec *connect.SourceRecord, table *r
 		val.Values[envelopeTransactionField] = s.tx.Event(table.Schema+"."+table.Name, s.tx.ID+":"+strconv.FormatInt(lsn, 10))
 		s.tx.PutOffset(rec.SourceOffset)
 	}
+	own := rec.Headers
 	if err := t.emit(ctx, rec, s.keepalive); err != nil {
 		return err
 	}
 	if op == envelope.OpDelete && t.cfg.tombstonesOnDelete {
-		return t.emit(ctx, envelope.Tombstone(rec), s.keepalive)
+		// The tombstone carries the delete's own headers (a key change's
+		// __debezium.newkey, as Debezium's RelationalChangeRecordEmitter
+		// passes the same headers to both), then the context headers.
+		tomb := envelope.Tombstone(rec)
+		tomb.Headers = own
+		return t.emit(ctx, tomb, s.keepalive)
 	}
 	return nil
 }
