@@ -417,3 +417,43 @@ func TestSchemaChangesGolden(t *testing.T) {
 // two events, tombstones not at all), and the offsets' transaction_id and
 // transaction_data_collection_order_<schema>.<table> keys.
 func TestTransactionsGolden(t *testing.T) { runScenarioGolden(t, scenario{name: "transactions"}) }
+
+// TestRenameMidstreamGolden: "Schema changes" — ALTER TABLE … RENAME TO of
+// a table created while streaming and of one the snapshot read, and ALTER
+// TABLE … SET SCHEMA: the events after the DDL go to the new name's topic
+// with the new schema names and source.table, and transaction metadata
+// (data_collections, in Debezium's HashMap order) and offsets
+// (transaction_data_collection_order_<new name>) follow the new name; a key
+// change of the renamed table is delete + tombstone + create with the key
+// headers (the tombstone carries __debezium.newkey).
+func TestRenameMidstreamGolden(t *testing.T) {
+	// headers are compared below (rawRecordLine renders none)
+	got := runScenarioGolden(t, scenario{name: "rename_midstream", deviate: func(_ int, l string) string {
+		if i := strings.LastIndex(l, `,"headers":[`); i > 0 {
+			return l[:i] + "}"
+		}
+		return l
+	}})
+	want := readLines(t, "../../testdata/debezium/pg_rename_midstream.jsonl")
+	for i, r := range got {
+		var w struct {
+			Headers []struct{ Key, Value string } `json:"headers"`
+		}
+		json.Unmarshal([]byte(want[i]), &w)
+		var own []string
+		for _, h := range w.Headers {
+			if !strings.HasPrefix(h.Key, "__debezium.context.") {
+				own = append(own, h.Key+"="+h.Value)
+			}
+		}
+		var mine []string
+		for _, h := range r.Headers {
+			if !strings.HasPrefix(h.Key, "__debezium.context.") {
+				mine = append(mine, h.Key+"="+string(h.Value))
+			}
+		}
+		if !reflect.DeepEqual(own, mine) {
+			t.Errorf("record %d headers %q, Debezium %q", i, mine, own)
+		}
+	}
+}

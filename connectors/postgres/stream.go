@@ -511,7 +511,10 @@ func (s *streamer) relation(ctx context.Context, rel *pglogrepl.RelationMessage)
 	for i, c := range rel.Columns {
 		cols[i] = relational.Column{Name: c.Name, Position: i + 1, TypeOID: c.DataType, TypeMod: c.TypeModifier, Optional: true}
 	}
-	if old := s.schemas[rel.RelationID]; old != nil && sameShape(old.table.Columns, cols) {
+	if old := s.schemas[rel.RelationID]; old != nil && old.table.Schema == rel.Namespace && old.table.Name == rel.RelationName && sameShape(old.table.Columns, cols) {
+		// unchanged; a table renamed (RENAME TO, SET SCHEMA) gets a new
+		// schema: its topic, schema names, source block, transaction
+		// metadata and offsets follow the new name, as Debezium's
 		return nil
 	}
 	return s.rebuild(ctx, rel)
@@ -527,7 +530,22 @@ func (s *streamer) rebuild(ctx context.Context, rel *pglogrepl.RelationMessage) 
 	if err := waitVisible(ctx, s.t.conn, s.xid); err != nil {
 		return err
 	}
-	cat, err := loadTable(ctx, s.t.conn, s.t.types, rel.Namespace, rel.RelationName)
+	// The catalog by the Relation message's name, as Debezium reads it.
+	// A table renamed again since this WAL was written is read by its OID
+	// (the relation ID), which still names it: Debezium finds nothing then
+	// and makes every column optional with no key, an accident of timing.
+	catSchema, catName := rel.Namespace, rel.RelationName
+	cat, err := loadTable(ctx, s.t.conn, s.t.types, catSchema, catName)
+	if errors.Is(err, errTableNotFound) {
+		ns, n, ok, err2 := currentName(ctx, s.t.conn, rel.RelationID)
+		if err2 != nil {
+			return err2
+		}
+		if ok {
+			catSchema, catName = ns, n
+			cat, err = loadTable(ctx, s.t.conn, s.t.types, catSchema, catName)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -540,7 +558,7 @@ func (s *streamer) rebuild(ctx context.Context, rel *pglogrepl.RelationMessage) 
 	}
 	key := cat.PrimaryKey
 	if len(key) == 0 {
-		if key, err = uniqueIndexKey(ctx, s.t.conn, rel.Namespace, rel.RelationName); err != nil {
+		if key, err = uniqueIndexKey(ctx, s.t.conn, catSchema, catName); err != nil {
 			return err
 		}
 	}
