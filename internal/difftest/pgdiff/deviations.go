@@ -170,9 +170,6 @@ var Deviations = []*Deviation{
 			}
 			return payloadCol.MatchString(d.Path) && strings.Contains(d.Column(), " DEFAULT ") && d.Got != "null"
 		}},
-	{ID: "txn-data-collections-order", Reason: known + ": transaction END data_collections order",
-		Doc:  docsPG + "#postgresql-transaction-metadata",
-		Kind: "value", Path: `^value\.payload\.data_collections`},
 }
 
 func unquote(s string) string {
