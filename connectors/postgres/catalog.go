@@ -30,7 +30,8 @@ func currentName(ctx context.Context, conn *pgx.Conn, oid uint32) (schema, name 
 
 // loadTable reads a table's columns (attnum order, without dropped and
 // generated columns, which pgoutput does not send either), nullability,
-// defaults and primary key from the catalog. Defaults are converted with tm,
+// defaults and primary key (else the columns of its first unique index)
+// from the catalog. Defaults are converted with tm,
 // whose type registry is refreshed if a column has a type it does not know.
 func loadTable(ctx context.Context, conn *pgx.Conn, tm *typeMapper, schema, name string) (*relational.Table, error) {
 	rows, err := conn.Query(ctx, `
@@ -89,6 +90,14 @@ ORDER BY k.ord`, schema, name)
 	t.PrimaryKey, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read primary key of %s.%s: %w", schema, name, err)
+	}
+	if len(t.PrimaryKey) == 0 {
+		// no primary key: the first unique index is the key, as Debezium's
+		// JdbcConnection.readPrimaryKeyOrUniqueIndexNames (snapshot) and
+		// PgOutputMessageDecoder (streaming)
+		if t.PrimaryKey, err = uniqueIndexKey(ctx, conn, schema, name); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
 }

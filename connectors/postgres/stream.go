@@ -556,13 +556,7 @@ func (s *streamer) rebuild(ctx context.Context, rel *pglogrepl.RelationMessage) 
 		}
 		table.Columns = append(table.Columns, c)
 	}
-	key := cat.PrimaryKey
-	if len(key) == 0 {
-		if key, err = uniqueIndexKey(ctx, s.t.conn, catSchema, catName); err != nil {
-			return err
-		}
-	}
-	for _, k := range key {
+	for _, k := range cat.PrimaryKey { // or the first unique index
 		if table.Column(k) != nil {
 			table.PrimaryKey = append(table.PrimaryKey, k)
 		}

@@ -33,7 +33,11 @@ func (g *gen) changes() {
 			g.tables = append(g.tables, t)
 			g.emit(g.insert(t, 1+r.Intn(3)))
 			if chance(r, 0.08) {
-				g.emit(g.renameTable(t))
+				// Debezium reads keys and nullability from the catalog by the
+				// name of the Relation message it decodes: the rename must
+				// not overtake it (or Debezium finds no table, an accident
+				// of timing; connectd reads by OID then).
+				g.emit("SELECT pg_sleep(1);", g.renameTable(t))
 				g.emit(g.insert(t, 1))
 			}
 		case k < 88:
@@ -210,6 +214,13 @@ func (g *gen) alter() []string {
 		stmt = "ALTER TABLE " + t.ref() + " RENAME COLUMN " + quote(c.name) + " TO " + quote(n) + ";"
 		g.w.Columns[t.schema+"."+t.name+"."+n] = g.w.Columns[t.schema+"."+t.name+"."+c.name] + " (renamed)"
 		c.name = n
+	}
+	if !strings.Contains(stmt, " ADD COLUMN ") {
+		// Debezium reads nullability and defaults from the catalog by column
+		// name when it decodes a Relation message: a DROP/RENAME that
+		// overtakes the decoding leaves it a column it cannot find (optional,
+		// no default), an accident of timing.
+		return []string{"SELECT pg_sleep(1);", stmt, g.insert(t, 1)}
 	}
 	return []string{stmt, g.insert(t, 1)}
 }
