@@ -188,6 +188,24 @@ func (g *gen) alter() []string {
 			plain = append(plain, i)
 		}
 	}
+	// ALTER COLUMN TYPE (drawn from g.x: r's draws stay as they were): a
+	// smallint or integer column (or array) widened to bigint
+	if chance(g.x, 0.2) {
+		var widen []*column
+		for _, i := range plain {
+			if c := t.cols[i]; c.typ == &typeMatrix[0] || c.typ == &typeMatrix[1] {
+				widen = append(widen, c)
+			}
+		}
+		if len(widen) > 0 {
+			c := widen[g.x.Intn(len(widen))]
+			c.typ = &typeMatrix[2]
+			stmt = "ALTER TABLE " + t.ref() + " ALTER COLUMN " + quote(c.name) + " TYPE " + g.typeSQL(c) + ";"
+			key := t.schema + "." + t.name + "." + c.name
+			g.w.Columns[key] += " (type changed to " + g.typeSQL(c) + ")"
+			return []string{"SELECT pg_sleep(1);", stmt, g.insert(t, 1)}
+		}
+	}
 	switch k := r.Intn(3); {
 	case k == 0 || len(plain) < 2:
 		c := g.newColumn(used, false)
