@@ -12,8 +12,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"strings"
 	"sync"
 
+	"github.com/connectd/connectd/internal/javamap"
 	"github.com/connectd/connectd/internal/kafkalog"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -43,12 +46,128 @@ func Key(connector string, partition map[string]any) ([]byte, error) {
 
 func marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	if err := encode(&b, v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	return b.Bytes(), nil
+}
+
+// encode writes v as compact JSON; a map's keys come in the order
+// JsonConverter iterates the java.util.HashMap Debezium builds (see
+// insertionOrder), so the bytes are Kafka Connect's.
+func encode(b *bytes.Buffer, v any) error {
+	switch x := v.(type) {
+	case map[string]any:
+		b.WriteByte('{')
+		for i, k := range javamap.Order(insertionOrder(x)) {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := encode(b, k); err != nil {
+				return err
+			}
+			b.WriteByte(':')
+			if err := encode(b, x[k]); err != nil {
+				return err
+			}
+		}
+		b.WriteByte('}')
+		return nil
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if err := encode(b, e); err != nil {
+				return err
+			}
+		}
+		b.WriteByte(']')
+		return nil
+	}
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	b.Truncate(b.Len() - 1) // Encode's newline
+	return nil
+}
+
+// debeziumPutOrder ranks the offset keys in the order Debezium 3.6 puts
+// them into a new HashMap: PostgresOffsetContext.getOffset (ts_usec, txId,
+// lsn, xmin, snapshot keys, lsn_proc, lsn_commit, messageType),
+// MySqlOffsetContext/BinlogOffsetContext (the MySQL and MariaDB keys), then
+// TransactionContext.store (transaction_id, then one count per collection)
+// and the incremental snapshot context's keys. Only keys that share a
+// bucket depend on it; the golden test over every Debezium capture checks
+// it.
+var debeziumPutOrder = map[string]int{}
+
+func init() {
+	for i, k := range []string{
+		// PostgreSQL
+		"ts_usec", "txId", "lsn", "xmin", "snapshot", "last_snapshot_record", "snapshot_completed",
+		"lsn_proc", "lsn_commit", "messageType",
+		// MySQL / MariaDB
+		"ts_sec", "file", "pos", "gtids", "row", "server_id", "event",
+		// transaction metadata, incremental snapshots
+		"transaction_id",
+	} {
+		debeziumPutOrder[k] = i + 1
+	}
+}
+
+const collectionOrderPrefix = "transaction_data_collection_order_" // txmeta.OffsetCollectionOrderPrefix
+
+// insertionOrder returns m's keys in the order Debezium puts them (other
+// keys after, in name order). The per-collection counts of a transaction
+// come in the order of TransactionContext's own HashMap of the collections.
+func insertionOrder(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	var colls []string
+	for k := range m {
+		if c, ok := strings.CutPrefix(k, collectionOrderPrefix); ok {
+			colls = append(colls, c)
+			continue
+		}
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		ri, rj := debeziumPutOrder[keys[i]], debeziumPutOrder[keys[j]]
+		if ri == 0 || rj == 0 {
+			if ri != rj {
+				return ri != 0
+			}
+			return keys[i] < keys[j]
+		}
+		return ri < rj
+	})
+	if len(colls) == 0 {
+		return keys
+	}
+	sort.Strings(colls)
+	var out []string
+	for _, k := range keys {
+		if debeziumPutOrder[k] == 0 && colls != nil {
+			out = appendCollections(out, colls)
+			colls = nil
+		}
+		out = append(out, k)
+		if k == "transaction_id" {
+			out = appendCollections(out, colls)
+			colls = nil
+		}
+	}
+	return appendCollections(out, colls)
+}
+
+func appendCollections(out, colls []string) []string {
+	for _, c := range javamap.Order(colls) {
+		out = append(out, collectionOrderPrefix+c)
+	}
+	return out
 }
 
 // KafkaStore is a Store over the offsets topic.

@@ -377,7 +377,12 @@ func anchored(pats []string) []*regexp.Regexp {
 	var out []*regexp.Regexp
 	for _, p := range pats {
 		// Debezium matches the whole identifier, case-insensitively.
-		out = append(out, regexp.MustCompile(`(?i)^(?:`+p+`)$`))
+		// (ASCII letters only, as Java's CASE_INSENSITIVE)
+		re, err := columns.CompileCI(p, true)
+		if err != nil {
+			re = regexp.MustCompile(`(?i)^(?:` + p + `)$`) // validation reports it
+		}
+		out = append(out, re)
 	}
 	return out
 }

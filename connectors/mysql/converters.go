@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/columns"
 )
 
 // KeyConverters is Debezium's converters key: comma-separated names of
@@ -70,7 +71,7 @@ func parseConverters(cfg map[string]string) (*tinyIntBool, []connect.ConfigError
 				if p = strings.TrimSpace(p); p == "" {
 					continue
 				}
-				re, err := regexp.Compile(`(?i)^(?:` + p + `)$`)
+				re, err := columns.CompileCI(p, true)
 				if err != nil {
 					errs = append(errs, connect.ConfigError{Key: name + ".selector", Message: fmt.Sprintf("%s: invalid regular expression %q: %v", name+".selector", p, err)})
 					continue

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -10,9 +11,27 @@ import (
 	"github.com/connectd/connectd/connectors/internal/relational"
 )
 
+// errTableNotFound: the catalog has no table of that name (dropped, or
+// renamed since the WAL that named it).
+var errTableNotFound = errors.New("table not found")
+
+// currentName returns the schema and name the catalog now gives the table
+// of OID oid (ok=false when it no longer exists).
+func currentName(ctx context.Context, conn *pgx.Conn, oid uint32) (schema, name string, ok bool, err error) {
+	err = conn.QueryRow(ctx, `SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = $1`, oid).Scan(&schema, &name)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", false, nil
+	}
+	if err != nil {
+		return "", "", false, fmt.Errorf("postgres: name of relation %d: %w", oid, err)
+	}
+	return schema, name, true, nil
+}
+
 // loadTable reads a table's columns (attnum order, without dropped and
 // generated columns, which pgoutput does not send either), nullability,
-// defaults and primary key from the catalog. Defaults are converted with tm,
+// defaults and primary key (else the columns of its first unique index)
+// from the catalog. Defaults are converted with tm,
 // whose type registry is refreshed if a column has a type it does not know.
 func loadTable(ctx context.Context, conn *pgx.Conn, tm *typeMapper, schema, name string) (*relational.Table, error) {
 	rows, err := conn.Query(ctx, `
@@ -54,7 +73,7 @@ ORDER BY a.attnum`, schema, name, tm != nil && tm.comments)
 		}
 	}
 	if len(t.Columns) == 0 {
-		return nil, fmt.Errorf("postgres: table %s.%s not found", schema, name)
+		return nil, fmt.Errorf("postgres: table %s.%s: %w", schema, name, errTableNotFound)
 	}
 	rows, err = conn.Query(ctx, `
 SELECT a.attname
@@ -71,6 +90,14 @@ ORDER BY k.ord`, schema, name)
 	t.PrimaryKey, err = pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read primary key of %s.%s: %w", schema, name, err)
+	}
+	if len(t.PrimaryKey) == 0 {
+		// no primary key: the first unique index is the key, as Debezium's
+		// JdbcConnection.readPrimaryKeyOrUniqueIndexNames (snapshot) and
+		// PgOutputMessageDecoder (streaming)
+		if t.PrimaryKey, err = uniqueIndexKey(ctx, conn, schema, name); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/columns"
 	"github.com/connectd/connectd/connectors/internal/heartbeat"
 	"github.com/connectd/connectd/connectors/internal/relational"
 	"github.com/connectd/connectd/connectors/internal/signal"
@@ -542,8 +543,14 @@ func parseConfig(cfg map[string]string) (*config, error) {
 	for _, pat := range p.List(KeyTableIncludeList) {
 		// Debezium matches the whole identifier (Pattern.matcher(...).matches()),
 		// case-insensitively (Selectors compiles with Pattern.CASE_INSENSITIVE).
-		c.include = append(c.include, regexp.MustCompile(`(?i)^(?:`+pat+`)$`))
-		c.includeFind = append(c.includeFind, regexp.MustCompile(`(?i)`+pat))
+		// (ASCII letters only, as Java's CASE_INSENSITIVE: columns.CompileCI)
+		re, err := columns.CompileCI(pat, true)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", KeyTableIncludeList, err)
+		}
+		find, _ := columns.CompileCI(pat, false)
+		c.include = append(c.include, re)
+		c.includeFind = append(c.includeFind, find)
 	}
 	c.tableExclude, _ = compileList(cfg[KeyTableExcludeList])
 	c.schemaInclude, _ = compileList(cfg[KeySchemaIncludeList])

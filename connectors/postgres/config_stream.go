@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/columns"
 )
 
 // Streaming-side keys of Debezium 3.6's PostgresConnectorConfig and
@@ -183,7 +184,7 @@ func parseStreamSettings(p connect.Parsed, cfg map[string]string) streamSettings
 				continue
 			}
 			pred := m[replicaAutosetRE.SubexpIndex("tablepredicate")]
-			re, err := regexp.Compile(`(?i)^(?:` + pred + `)$`)
+			re, err := columns.CompileCI(pred, true)
 			if err != nil {
 				continue // validateReplicaAutosetRegex reported it
 			}

@@ -440,11 +440,17 @@ func (s *streamer) emit(ctx context.Context, rec *connect.SourceRecord, table *r
 		val.Values[envelopeTransactionField] = s.tx.Event(table.Schema+"."+table.Name, s.tx.ID+":"+strconv.FormatInt(lsn, 10))
 		s.tx.PutOffset(rec.SourceOffset)
 	}
+	own := rec.Headers
 	if err := t.emit(ctx, rec, s.keepalive); err != nil {
 		return err
 	}
 	if op == envelope.OpDelete && t.cfg.tombstonesOnDelete {
-		return t.emit(ctx, envelope.Tombstone(rec), s.keepalive)
+		// The tombstone carries the delete's own headers (a key change's
+		// __debezium.newkey, as Debezium's RelationalChangeRecordEmitter
+		// passes the same headers to both), then the context headers.
+		tomb := envelope.Tombstone(rec)
+		tomb.Headers = own
+		return t.emit(ctx, tomb, s.keepalive)
 	}
 	return nil
 }
@@ -505,7 +511,10 @@ func (s *streamer) relation(ctx context.Context, rel *pglogrepl.RelationMessage)
 	for i, c := range rel.Columns {
 		cols[i] = relational.Column{Name: c.Name, Position: i + 1, TypeOID: c.DataType, TypeMod: c.TypeModifier, Optional: true}
 	}
-	if old := s.schemas[rel.RelationID]; old != nil && sameShape(old.table.Columns, cols) {
+	if old := s.schemas[rel.RelationID]; old != nil && old.table.Schema == rel.Namespace && old.table.Name == rel.RelationName && sameShape(old.table.Columns, cols) {
+		// unchanged; a table renamed (RENAME TO, SET SCHEMA) gets a new
+		// schema: its topic, schema names, source block, transaction
+		// metadata and offsets follow the new name, as Debezium's
 		return nil
 	}
 	return s.rebuild(ctx, rel)
@@ -521,7 +530,22 @@ func (s *streamer) rebuild(ctx context.Context, rel *pglogrepl.RelationMessage) 
 	if err := waitVisible(ctx, s.t.conn, s.xid); err != nil {
 		return err
 	}
-	cat, err := loadTable(ctx, s.t.conn, s.t.types, rel.Namespace, rel.RelationName)
+	// The catalog by the Relation message's name, as Debezium reads it.
+	// A table renamed again since this WAL was written is read by its OID
+	// (the relation ID), which still names it: Debezium finds nothing then
+	// and makes every column optional with no key, an accident of timing.
+	catSchema, catName := rel.Namespace, rel.RelationName
+	cat, err := loadTable(ctx, s.t.conn, s.t.types, catSchema, catName)
+	if errors.Is(err, errTableNotFound) {
+		ns, n, ok, err2 := currentName(ctx, s.t.conn, rel.RelationID)
+		if err2 != nil {
+			return err2
+		}
+		if ok {
+			catSchema, catName = ns, n
+			cat, err = loadTable(ctx, s.t.conn, s.t.types, catSchema, catName)
+		}
+	}
 	if err != nil {
 		return err
 	}
@@ -532,13 +556,7 @@ func (s *streamer) rebuild(ctx context.Context, rel *pglogrepl.RelationMessage) 
 		}
 		table.Columns = append(table.Columns, c)
 	}
-	key := cat.PrimaryKey
-	if len(key) == 0 {
-		if key, err = uniqueIndexKey(ctx, s.t.conn, rel.Namespace, rel.RelationName); err != nil {
-			return err
-		}
-	}
-	for _, k := range key {
+	for _, k := range cat.PrimaryKey { // or the first unique index
 		if table.Column(k) != nil {
 			table.PrimaryKey = append(table.PrimaryKey, k)
 		}

@@ -401,7 +401,10 @@ func (m *typeMapper) scalar(oid uint32, typmod int32, opt bool) (colType, bool) 
 		return colType{schema: prim(connect.Bytes, opt).Name(nameBits).Version(1).Param("length", length).Build(), fromText: parseBits}, true
 	case oidPoint:
 		sch := pointSchema(opt)
-		return colType{schema: sch, fromText: func(s string) (any, error) { return parsePoint(sch, s) }}, true
+		// NOT NULL and absent (outside the replica identity index of a
+		// delete): POINT(0 0), as Debezium writes
+		zero, _ := parsePoint(sch, "(0,0)")
+		return colType{schema: sch, fromText: func(s string) (any, error) { return parsePoint(sch, s) }, fallback: zero}, true
 	case oidDate:
 		return m.date(opt), true
 	case oidTime:

@@ -126,7 +126,16 @@ func pgType(s *connect.Schema) string {
 	case connect.Bytes:
 		return "bytea"
 	}
-	return "text" // strings, enums, and arrays/maps/structs as JSON text
+	if s.Type == connect.Array && s.ValueSchema != nil {
+		// a native array of the element's type, as Debezium's PostgreSQL
+		// dialect (ArrayType); arrays of arrays, maps or structs stay JSON
+		if e := pgType(s.ValueSchema); e != "text" || s.ValueSchema.Type == connect.String {
+			if s.ValueSchema.Type != connect.Array && s.ValueSchema.Type != connect.Map && s.ValueSchema.Type != connect.StructT {
+				return e + "[]"
+			}
+		}
+	}
+	return "text" // strings, enums, and maps/structs (and nested arrays) as JSON text
 }
 
 func (d *postgresDialect) columnDef(f field, inKey bool) string {
@@ -268,7 +277,7 @@ func (d *postgresDialect) statement(op tableOp, types map[string]string) (string
 			params[i] = "$" + itoa(i+1) + "::" + arrType
 			exprs[i] = "u." + alias[i] + "::" + typ
 		} else {
-			arr, err := textColumn(op.rows, i, nk, op.table, f.name)
+			arr, err := textColumn(op.rows, i, nk, op.table, f.name, typ)
 			if err != nil {
 				return "", nil, err
 			}

@@ -124,8 +124,11 @@ func typedColumn(rows []*change, i, nk int, sqlType string) (arr any, arrType st
 
 // textColumn is column i of rows as text (textValue), NUL characters
 // removed (PostgreSQL text cannot hold them).
-func textColumn(rows []*change, i, nk int, table, name string) ([]pgtype.Text, error) {
+// An array into a PostgreSQL array column (sqlType "….[]") is written as
+// an array literal ({"a","b",NULL}), any other array as JSON.
+func textColumn(rows []*change, i, nk int, table, name, sqlType string) ([]pgtype.Text, error) {
 	out := make([]pgtype.Text, len(rows))
+	native := strings.HasSuffix(sqlType, "]")
 	for r, c := range rows {
 		var f field
 		if i < nk {
@@ -133,7 +136,14 @@ func textColumn(rows []*change, i, nk int, table, name string) ([]pgtype.Text, e
 		} else {
 			f = c.cols[i-nk]
 		}
-		s, ok, err := textValue(f.schema, f.value)
+		var s string
+		var ok bool
+		var err error
+		if items, isArr := f.value.([]any); native && isArr && f.schema.Type == connect.Array {
+			s, ok, err = arrayLiteral(f.schema.ValueSchema, items)
+		} else {
+			s, ok, err = textValue(f.schema, f.value)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("table %s column %s: %w", table, name, err)
 		}
@@ -145,4 +155,53 @@ func textColumn(rows []*change, i, nk int, table, name string) ([]pgtype.Text, e
 		}
 	}
 	return out, nil
+}
+
+// arrayLiteral renders items (element schema elem) as a PostgreSQL array
+// literal: each element textValue's text, double-quoted with backslash and
+// double quote escaped, NULL for a null.
+func arrayLiteral(elem *connect.Schema, items []any) (string, bool, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, v := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if sub, ok := v.([]any); ok && elem != nil && elem.Type == connect.Array {
+			s, _, err := arrayLiteral(elem.ValueSchema, sub)
+			if err != nil {
+				return "", false, err
+			}
+			b.WriteString(s)
+			continue
+		}
+		var s string
+		var ok bool
+		var err error
+		if elem != nil {
+			s, ok, err = textValue(elem, v)
+		} else {
+			s, ok, err = textValue(&connect.Schema{}, v)
+		}
+		if err != nil {
+			return "", false, err
+		}
+		if !ok {
+			b.WriteString("NULL")
+			continue
+		}
+		if elem != nil && elem.Type == connect.Bytes && elem.Name == "" {
+			s = `\x` + s // bytea elements in hex input form
+		}
+		b.WriteByte('"')
+		for _, r := range s {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String(), true, nil
 }

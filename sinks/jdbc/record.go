@@ -2,9 +2,12 @@ package jdbc
 
 import (
 	"bytes"
+	"crypto/md5"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/connectd/connectd/connect"
 )
@@ -179,10 +182,34 @@ func isUnavailable(v any) bool {
 	case []byte:
 		return bytes.Equal(x, []byte(unavailableValue))
 	case []any:
-		return len(x) == 1 && isUnavailable(x[0])
+		// Debezium's placeholders of arrays (UnchangedToastedPlaceholder):
+		// [placeholder] (text, json, bytea elements), [the name-based UUID
+		// of the placeholder's bytes] (uuid[]), and the placeholder's bytes
+		// as numbers (integer[], bigint[], date[])
+		if len(x) == 1 && (isUnavailable(x[0]) || x[0] == unavailableUUID) {
+			return true
+		}
+		if len(x) != len(unavailableValue) {
+			return false
+		}
+		for i, e := range x {
+			if n, ok := asInt(e); !ok || n != int64(unavailableValue[i]) {
+				return false
+			}
+		}
+		return true
 	}
 	return false
 }
+
+// unavailableUUID is java.util.UUID.nameUUIDFromBytes of the placeholder,
+// the element of Debezium's uuid[] placeholder.
+var unavailableUUID = func() string {
+	h := md5.Sum([]byte(unavailableValue))
+	h[6] = h[6]&0x0f | 0x30 // version 3
+	h[8] = h[8]&0x3f | 0x80 // IETF variant
+	return uuid.UUID(h).String()
+}()
 
 func (c *change) resolveKey(cfg *config, r *connect.SinkRecord, row *connect.Struct) error {
 	switch cfg.pkMode {

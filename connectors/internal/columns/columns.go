@@ -105,10 +105,8 @@ func CompileList(v string) ([]*regexp.Regexp, error) {
 
 // anchored compiles pat to match a whole identifier, case-insensitively:
 // Debezium's Predicates.includes/excludes and Selectors compile every list
-// with Pattern.CASE_INSENSITIVE.
-func anchored(pat string) (*regexp.Regexp, error) {
-	return regexp.Compile(`(?i)^(?:` + pat + `)$`)
-}
+// with Pattern.CASE_INSENSITIVE (ASCII letters only: CompileCI).
+func anchored(pat string) (*regexp.Regexp, error) { return CompileCI(pat, true) }
 
 // Parse reads the column keys of a raw configuration. Errors name the key:
 // an invalid regular expression, a message.key.columns entry that is not

@@ -6,12 +6,15 @@
 //
 // A Context counts the events of one transaction: in total (total_order) and
 // per data collection (data_collection_order, "<schema>.<table>"), in the
-// order the collections first appear. It is not safe for concurrent use.
+// order the collections first appear (the END event lists them in Java
+// HashMap order, as Debezium iterates its per-collection counts). It is not
+// safe for concurrent use.
 package txmeta
 
 import (
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/envelope"
+	"github.com/connectd/connectd/internal/javamap"
 )
 
 // Status values of the transaction topic.
@@ -95,9 +98,15 @@ func (c *Context) Record(status, eventID string, tsMs int64) (key, value *connec
 	key = &connect.Struct{Schema: keySchema, Values: []any{eventID}}
 	value = &connect.Struct{Schema: valueSchema, Values: []any{status, eventID, nil, nil, tsMs}}
 	if status == StatusEnd {
-		cols := make([]any, len(c.names))
-		for i, n := range c.names {
-			cols[i] = &connect.Struct{Schema: collectionSchema, Values: []any{n, c.counts[i]}}
+		// Debezium's TransactionContext counts per collection in a HashMap
+		// and lists its entries: Java's HashMap order, not first appearance.
+		cols := make([]any, 0, len(c.names))
+		for _, n := range javamap.Order(c.names) {
+			i := 0
+			for c.names[i] != n {
+				i++
+			}
+			cols = append(cols, &connect.Struct{Schema: collectionSchema, Values: []any{n, c.counts[i]}})
 		}
 		value.Values[2], value.Values[3] = c.total, cols
 	}

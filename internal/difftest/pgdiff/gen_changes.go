@@ -33,7 +33,11 @@ func (g *gen) changes() {
 			g.tables = append(g.tables, t)
 			g.emit(g.insert(t, 1+r.Intn(3)))
 			if chance(r, 0.08) {
-				g.emit(g.renameTable(t))
+				// Debezium reads keys and nullability from the catalog by the
+				// name of the Relation message it decodes: the rename must
+				// not overtake it (or Debezium finds no table, an accident
+				// of timing; connectd reads by OID then).
+				g.emit("SELECT pg_sleep(1);", g.renameTable(t))
 				g.emit(g.insert(t, 1))
 			}
 		case k < 88:
@@ -184,6 +188,24 @@ func (g *gen) alter() []string {
 			plain = append(plain, i)
 		}
 	}
+	// ALTER COLUMN TYPE (drawn from g.x: r's draws stay as they were): a
+	// smallint or integer column (or array) widened to bigint
+	if chance(g.x, 0.2) {
+		var widen []*column
+		for _, i := range plain {
+			if c := t.cols[i]; c.typ == &typeMatrix[0] || c.typ == &typeMatrix[1] {
+				widen = append(widen, c)
+			}
+		}
+		if len(widen) > 0 {
+			c := widen[g.x.Intn(len(widen))]
+			c.typ = &typeMatrix[2]
+			stmt = "ALTER TABLE " + t.ref() + " ALTER COLUMN " + quote(c.name) + " TYPE " + g.typeSQL(c) + ";"
+			key := t.schema + "." + t.name + "." + c.name
+			g.w.Columns[key] += " (type changed to " + g.typeSQL(c) + ")"
+			return []string{"SELECT pg_sleep(1);", stmt, g.insert(t, 1)}
+		}
+	}
 	switch k := r.Intn(3); {
 	case k == 0 || len(plain) < 2:
 		c := g.newColumn(used, false)
@@ -210,6 +232,13 @@ func (g *gen) alter() []string {
 		stmt = "ALTER TABLE " + t.ref() + " RENAME COLUMN " + quote(c.name) + " TO " + quote(n) + ";"
 		g.w.Columns[t.schema+"."+t.name+"."+n] = g.w.Columns[t.schema+"."+t.name+"."+c.name] + " (renamed)"
 		c.name = n
+	}
+	if !strings.Contains(stmt, " ADD COLUMN ") {
+		// Debezium reads nullability and defaults from the catalog by column
+		// name when it decodes a Relation message: a DROP/RENAME that
+		// overtakes the decoding leaves it a column it cannot find (optional,
+		// no default), an accident of timing.
+		return []string{"SELECT pg_sleep(1);", stmt, g.insert(t, 1)}
 	}
 	return []string{stmt, g.insert(t, 1)}
 }
