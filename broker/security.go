@@ -1,4 +1,4 @@
-package runtime
+package broker
 
 import (
 	"crypto/tls"
@@ -34,32 +34,43 @@ import (
 // (kafka_security.go), which the user sets to match.
 const embeddedPrefix = "embedded.kafka."
 
-// embeddedBrokerSecurity returns the kfake options of the embedded
+// The listener's security protocols and SASL mechanisms, by Kafka's names.
+const (
+	securityPlaintext     = "PLAINTEXT"
+	securitySSL           = "SSL"
+	securitySASLPlaintext = "SASL_PLAINTEXT"
+	securitySASLSSL       = "SASL_SSL"
+	saslPlain             = "PLAIN"
+	saslScramSHA256       = "SCRAM-SHA-256"
+	saslScramSHA512       = "SCRAM-SHA-512"
+)
+
+// SecurityOptions returns the kfake options of the embedded
 // broker's listener security. Errors name the key at fault.
-func embeddedBrokerSecurity(cfg WorkerConfig) ([]kfake.Opt, error) {
+func SecurityOptions(cfg map[string]string) ([]kfake.Opt, error) {
 	key := func(k string) string { return strings.TrimSpace(cfg[embeddedPrefix+k]) }
 	proto := strings.ToUpper(key("security.protocol"))
 	var useSASL, useTLS bool
 	switch proto {
-	case "", SecurityPlaintext:
-	case SecuritySSL:
+	case "", securityPlaintext:
+	case securitySSL:
 		useTLS = true
-	case SecuritySASLPlaintext:
+	case securitySASLPlaintext:
 		useSASL = true
-	case SecuritySASLSSL:
+	case securitySASLSSL:
 		useSASL, useTLS = true, true
 	default:
 		return nil, fmt.Errorf("worker config %ssecurity.protocol: %q is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", embeddedPrefix, key("security.protocol"))
 	}
 	var opts []kfake.Opt
 	if useSASL {
-		mechs := []string{SASLPlain, SASLScramSHA256, SASLScramSHA512}
+		mechs := []string{saslPlain, saslScramSHA256, saslScramSHA512}
 		if v := key("sasl.enabled.mechanisms"); v != "" {
 			mechs = nil
 			for _, m := range strings.Split(v, ",") {
 				m = strings.ToUpper(strings.TrimSpace(m))
 				switch m {
-				case SASLPlain, SASLScramSHA256, SASLScramSHA512:
+				case saslPlain, saslScramSHA256, saslScramSHA512:
 					mechs = append(mechs, m)
 				case "":
 				default:
@@ -110,12 +121,12 @@ func embeddedBrokerSecurity(cfg WorkerConfig) ([]kfake.Opt, error) {
 	return opts, nil
 }
 
-// forgetPersistedSASLUsers removes the SASL credentials kfake persisted
+// ForgetPersistedSASLUsers removes the SASL credentials kfake persisted
 // under dataDir (<data.dir>/kafka/sasl.json) when cfg configures
 // embedded.kafka.sasl.users: kfake loads them after the configured users
 // and would keep the first start's passwords and drop users added since,
 // while the worker property is meant to be authoritative at every start.
-func forgetPersistedSASLUsers(cfg WorkerConfig, dataDir string) error {
+func ForgetPersistedSASLUsers(cfg map[string]string, dataDir string) error {
 	if strings.TrimSpace(cfg[embeddedPrefix+"sasl.users"]) == "" {
 		return nil
 	}
