@@ -62,7 +62,11 @@ func SecurityOptions(cfg map[string]string) ([]kfake.Opt, error) {
 	default:
 		return nil, fmt.Errorf("worker config %ssecurity.protocol: %q is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", embeddedPrefix, key("security.protocol"))
 	}
-	var opts []kfake.Opt
+	authz, err := parseAuthorizer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	opts := authz.opts()
 	if useSASL {
 		mechs := []string{saslPlain, saslScramSHA256, saslScramSHA512}
 		if v := key("sasl.enabled.mechanisms"); v != "" {
@@ -89,7 +93,12 @@ func SecurityOptions(cfg map[string]string) ([]kfake.Opt, error) {
 				return nil, fmt.Errorf("worker config %ssasl.users: %q is not user:password", embeddedPrefix, strings.TrimSpace(up))
 			}
 			for _, m := range mechs {
-				opts = append(opts, kfake.Superuser(m, u, p))
+				if authz.enabled {
+					// Only embedded.kafka.super.users bypass the ACLs.
+					opts = append(opts, kfake.User(m, u, p))
+				} else {
+					opts = append(opts, kfake.Superuser(m, u, p))
+				}
 			}
 		}
 	}
@@ -102,6 +111,12 @@ func SecurityOptions(cfg map[string]string) ([]kfake.Opt, error) {
 		switch strings.ToLower(key("ssl.client.auth")) {
 		case "", "none":
 		case "requested", "required":
+			if authz.enabled && !useSASL {
+				// Kafka's principal would be the certificate's
+				// distinguished name; kfake has no principal but the
+				// SASL user's.
+				return nil, fmt.Errorf("worker config %sssl.client.auth=%s with %sauthorizer.class.name and without SASL: principals from TLS client certificates are not implemented (use %ssecurity.protocol=SASL_SSL)", embeddedPrefix, key("ssl.client.auth"), embeddedPrefix, embeddedPrefix)
+			}
 			pool, err := keystore.Truststore(cfg, embeddedPrefix)
 			if err != nil {
 				return nil, err
