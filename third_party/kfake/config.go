@@ -46,14 +46,14 @@ type cfg struct {
 
 	maxVersions *kversion.Versions
 
-	enableACLs    bool
-	superusers    map[string]struct{}
+	enableACLs bool
+	superusers map[string]struct{}
 	// superPrincipals are super users by principal ("User:<name>"), as
 	// Kafka's super.users; allowEveryone is allow.everyone.if.no.acl.found.
 	superPrincipals map[string]struct{}
 	allowEveryone   bool
-	seedACLs      []acl
-	brokerConfigs map[string]string
+	seedACLs        []acl
+	brokerConfigs   map[string]string
 
 	dataDir    string
 	syncWrites bool
