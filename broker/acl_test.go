@@ -148,6 +148,16 @@ func TestEmbeddedBrokerACLs(t *testing.T) {
 		t.Fatalf("DescribeACLs:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
+	// A MATCH filter finds the ACLs that apply to a name: the literal
+	// ones and the prefixed ones whose prefix it has.
+	matched, err := adm.DescribeACLs(ctx, kadm.NewACLs().Topics("orders-eu").ResourcePatternType(kadm.ACLPatternMatch).Operations(kadm.OpAny).Allow().Deny().AllowHosts().DenyHosts())
+	if err != nil || len(matched) != 1 || matched[0].Err != nil {
+		t.Fatalf("DescribeACLs MATCH orders-eu: %+v %v", matched, err)
+	}
+	if n := len(matched[0].Described); n != 3 {
+		t.Errorf("DescribeACLs MATCH orders-eu: %d ACLs, want 3 (prefixed orders READ and WRITE, literal orders-eu)", n)
+	}
+
 	checkAlice := func(when string) {
 		t.Helper()
 		alice := saslClient(t, addr, "alice")

@@ -62,6 +62,21 @@
 // embedded.kafka.ssl.client.auth, client certificates checked against
 // embedded.kafka.ssl.truststore.*.
 //
+// Authorization (authorizer.go): with embedded.kafka.authorizer.class.name
+// set to Kafka's StandardAuthorizer, kfake's ACL checks are on: the
+// principal is User:<SASL user> (User:ANONYMOUS without SASL; principals
+// from TLS client certificates are not implemented and the combination
+// is refused at start), embedded.kafka.super.users pass every check, and
+// embedded.kafka.allow.everyone.if.no.acl.found allows what no ACL names.
+// Produce, fetch, metadata, groups, transactions, topic create/delete,
+// configs and the ACL requests themselves answer Kafka's authorization
+// errors; ACLs persist in <data.dir>/kafka/acls.json (written, fsynced and
+// renamed into place when they change). The private recovery instance
+// runs without the authorizer and keeps the file as it is.
+// integration/broker_acl_test.go runs Kafka's kafka-acls against this
+// broker and a real Kafka 4.3 with the StandardAuthorizer and compares the
+// output and the error codes of a restricted principal's operations.
+//
 // # Conformance
 //
 // The answers Java clients depend on are tested here (protocol_test.go)

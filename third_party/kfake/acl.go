@@ -183,15 +183,21 @@ func (f *aclFilter) matches(a *acl) bool {
 	if f.resourceType != kmsg.ACLResourceTypeAny && f.resourceType != a.resourceType {
 		return false
 	}
-	if f.resourceName != nil && *f.resourceName != a.resourceName {
-		return false
-	}
-	if f.pattern != kmsg.ACLResourcePatternTypeAny {
-		if f.pattern == kmsg.ACLResourcePatternTypeMatch {
-			if a.pattern != kmsg.ACLResourcePatternTypeLiteral && a.pattern != kmsg.ACLResourcePatternTypePrefixed {
-				return false
-			}
-		} else if f.pattern != a.pattern {
+	if f.pattern == kmsg.ACLResourcePatternTypeMatch {
+		// As Kafka's ResourcePatternFilter MATCH: the ACLs that apply
+		// to the named resource, literal (the name or the wildcard "*")
+		// and prefixed (a prefix of the name).
+		if a.pattern != kmsg.ACLResourcePatternTypeLiteral && a.pattern != kmsg.ACLResourcePatternTypePrefixed {
+			return false
+		}
+		if f.resourceName != nil && !a.matchesResource(a.resourceType, *f.resourceName) {
+			return false
+		}
+	} else {
+		if f.resourceName != nil && *f.resourceName != a.resourceName {
+			return false
+		}
+		if f.pattern != kmsg.ACLResourcePatternTypeAny && f.pattern != a.pattern {
 			return false
 		}
 	}
