@@ -150,7 +150,7 @@ type RunConfig struct {
 	Savepoint string
 	// LogSync, when set, makes everything the Kafka cluster acknowledged so
 	// far durable (connectd's embedded broker, which does not fsync each
-	// batch: runtime.EmbeddedBroker.Sync). A checkpoint with a Kafka sink
+	// batch: broker.Broker.Sync). A checkpoint with a Kafka sink
 	// calls it before its transaction commits, so that a machine crash
 	// cannot keep the commit and lose records it commits or input it
 	// names, and again after, before the older checkpoints are removed;

@@ -2,18 +2,15 @@ package integration
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"regexp"
 	"slices"
 	"sort"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/connectd/connectd/broker/brokertest"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -52,41 +49,6 @@ var conformanceMasked = map[string]bool{
 	// OffsetFetch: the metadata franz-go commits with an offset is its
 	// member id.
 	"Metadata": true,
-}
-
-// conformanceRequest sends req at exactly its version on a connection of
-// its own and decodes the answer (a kgo client would pick the version).
-func conformanceRequest(t *testing.T, addr string, req kmsg.Request) kmsg.Response {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("connectd-conformance"))
-	if _, err := c.Write(f.AppendRequest(nil, req, 1)); err != nil {
-		t.Fatal(err)
-	}
-	var size [4]byte
-	if _, err := io.ReadFull(c, size[:]); err != nil {
-		t.Fatalf("%s v%d to %s: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), addr, err)
-	}
-	body := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(c, body); err != nil {
-		t.Fatal(err)
-	}
-	body = body[4:]
-	resp := req.ResponseKind()
-	if resp.IsFlexible() && req.Key() != int16(kmsg.ApiVersions) {
-		r := kbin.Reader{Src: body}
-		kmsg.SkipTags(&r)
-		body = r.Src
-	}
-	if err := resp.ReadFrom(body); err != nil {
-		t.Fatalf("decoding %s v%d from %s: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), addr, err)
-	}
-	return resp
 }
 
 // conformanceKeys are the fields by which a list's elements are keyed
@@ -407,8 +369,8 @@ func TestBrokerConformanceWithKafka(t *testing.T) {
 			seed(embedded)
 			seed(kafka)
 		}
-		e := conformanceRequest(t, embedded, s.req())
-		k := conformanceRequest(t, kafka, s.req())
+		e := brokertest.Request(t, embedded, s.req())
+		k := brokertest.Request(t, kafka, s.req())
 		if s.check != nil {
 			s.check(t, e, k)
 		}

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	cdruntime "github.com/connectd/connectd/runtime"
+	"github.com/connectd/connectd/broker"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -42,7 +42,7 @@ func kafkaJars(t *testing.T, args ...string) string {
 // (its default log configs), on a free port.
 func startEmbeddedBrokerForJava(t *testing.T) string {
 	t.Helper()
-	b, err := cdruntime.StartEmbeddedBroker(freeAddr(t), t.TempDir(), false)
+	b, err := broker.Start(freeAddr(t), t.TempDir(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func startEmbeddedBrokerForJava(t *testing.T) string {
 // match the embedded broker's where they show in the tools' output.
 func startKafkaLikeEmbedded(t *testing.T) string {
 	t.Helper()
-	return startKafkaWith(t, kafkaListenerOpts{props: "message.max.bytes=" + strconv.Itoa(cdruntime.EmbeddedBatchMaxBytes) + "\n"})
+	return startKafkaWith(t, kafkaListenerOpts{props: "message.max.bytes=" + strconv.Itoa(broker.BatchMaxBytes) + "\n"})
 }
 
 // runJava runs class with cp; stdin may be empty. It fails the test on a

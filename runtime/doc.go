@@ -23,7 +23,7 @@
 // conversion or a transformation, and to those the task reports through
 // connect.ErrantRecordReporter.
 //
-// Embedded broker crash recovery (broker_recovery.go): a SIGKILL kills the
+// Embedded broker crash recovery (package broker, recovery.go): a SIGKILL kills the
 // broker with the worker; at the next start, before the herder reads any
 // topic, the broker ends every transaction the crash left open with the
 // control record Kafka's transaction coordinator would write (COMMIT when
@@ -115,5 +115,5 @@
 // worker checks them with one metadata request before opening the
 // internal topics, so a wrong password is a start error, not a silent
 // retry loop. The embedded broker can require SASL/TLS itself
-// (broker_security.go, embedded.kafka.security.protocol and friends).
+// (package broker, embedded.kafka.security.protocol and friends).
 package runtime

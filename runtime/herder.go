@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/connectd/connectd/broker"
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/internal/kafkalog"
 	"github.com/connectd/connectd/metrics"
@@ -361,13 +362,13 @@ func (h *Herder) producerOptsWith(sec *kafkaSecuritySettings) []kgo.Opt {
 // defaultBatchMaxBytes is the producer's largest record batch, in bytes
 // before compression, when no producer.override.max.request.size is given:
 // Kafka's default (1,000,012, as kgo's) against an external cluster, and
-// EmbeddedBatchMaxBytes against the embedded broker, whose
-// message.max.bytes is raised to match (StartEmbeddedBroker), so that a
+// broker.BatchMaxBytes against the embedded broker, whose
+// message.max.bytes is raised to match (broker.Start), so that a
 // batch that does not compress is still accepted. The embedded broker
 // writes and fsyncs each batch (segment and index) in its one request
 // loop, and each fsync costs the process CPU as well as time: 1 MB holds
 // only about 290 JsonConverter change events of 3.5 KB. A throwaway loop
-// producing 300k such events to StartEmbeddedBroker (snappy, sync writes;
+// producing 300k such events to broker.Start (snappy, sync writes;
 // two runs each, load average 13-15) spent 7.7-10.2 µs/record with 1 MB
 // batches (the broker's request loop 0.38-0.49 s of CPU, fsync 0.20-0.31
 // s) and 6.9-8.2 µs/record with 4 MB batches (0.18-0.20 s, 0.11-0.13 s).
@@ -378,16 +379,10 @@ func (h *Herder) producerOptsWith(sec *kafkaSecuritySettings) []kgo.Opt {
 // 148-151 MiB with 2 MB and 170-183 MiB with 4 MB.
 func (h *Herder) defaultBatchMaxBytes() int32 {
 	if h.cfg.EmbeddedBroker() {
-		return EmbeddedBatchMaxBytes
+		return broker.BatchMaxBytes
 	}
 	return 1000012
 }
-
-// EmbeddedBatchMaxBytes is the producer's largest record batch against the
-// embedded broker and that broker's message.max.bytes, in bytes (Kafka's
-// default is 1,048,588; see Herder.defaultBatchMaxBytes): half the fsyncs
-// of 1 MB batches for about 20 MiB more peak RSS.
-const EmbeddedBatchMaxBytes = 2 << 20
 
 // InternalKafkaOpts are the security options of the worker's internal
 // Kafka clients (the unprefixed security.protocol, sasl.*, ssl.* keys),

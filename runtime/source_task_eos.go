@@ -165,7 +165,7 @@ func (w *workerSourceTask) commitTransaction(ctx context.Context, recs []*connec
 	}
 	// And the marker before the position is confirmed upstream: a
 	// transaction left without its marker is aborted at restart
-	// (broker_recovery.go).
+	// (broker/recovery.go).
 	if err := w.syncLog(); err != nil {
 		return &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: err}
 	}

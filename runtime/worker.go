@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/connectd/connectd/broker"
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/flinklite/job"
 	"github.com/connectd/connectd/registry"
@@ -18,7 +19,7 @@ import (
 type Worker struct {
 	Config    WorkerConfig
 	Herder    *Herder
-	Broker    *EmbeddedBroker    // nil with an external cluster
+	Broker    *broker.Broker     // nil with an external cluster
 	Registry  *registry.Registry // nil when schema.registry.listener is empty
 	Brokers   []string
 	ClusterID string
@@ -49,29 +50,29 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 			}
 		}
 	} else {
-		sec, err := embeddedBrokerSecurity(cfg)
+		sec, err := broker.SecurityOptions(cfg)
 		if err != nil {
 			return nil, err
 		}
-		logCfg, err := embeddedBrokerLogConfigs(cfg)
+		logCfg, err := broker.LogOptions(cfg)
 		if err != nil {
 			return nil, err
 		}
 		sec = append(sec, logCfg)
-		if err := forgetPersistedSASLUsers(cfg, cfg.Get("data.dir")); err != nil {
+		if err := broker.ForgetPersistedSASLUsers(cfg, cfg.Get("data.dir")); err != nil {
 			return nil, err
 		}
 		syncWrites, err := cfg.Bool("embedded.kafka.sync.writes")
 		if err != nil {
 			return nil, err
 		}
-		if uncleanShutdown(cfg.Get("data.dir")) {
+		if broker.UncleanShutdown(cfg.Get("data.dir")) {
 			// The recovery reads the whole log before the broker (and the
 			// REST API) answer: say why the start takes a while.
 			log.Info("embedded Kafka broker: the last run did not stop cleanly; checking the log's indexes and ending the transactions it left open before starting",
 				"data.dir", cfg.Get("data.dir"))
 		}
-		b, err := StartEmbeddedBroker(cfg.Get("embedded.kafka.listener"), cfg.Get("data.dir"), syncWrites, sec...)
+		b, err := broker.Start(cfg.Get("embedded.kafka.listener"), cfg.Get("data.dir"), syncWrites, sec...)
 		if err != nil {
 			return nil, err
 		}

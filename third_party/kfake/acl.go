@@ -76,12 +76,19 @@ func (a *acl) matchesOp(op kmsg.ACLOperation) bool {
 	return false
 }
 
-func (a *clusterACLs) allowed(principal, host, resourceName string, resourceType kmsg.ACLResourceType, op kmsg.ACLOperation) bool {
-	var hasAllow bool
+// allowed reports whether principal at host may do op on the resource:
+// some ALLOW ACL and no DENY ACL matches. When no ACL matches the resource
+// at all (for any principal, host or operation), it returns
+// allowEveryone, as Kafka's allow.everyone.if.no.acl.found.
+func (a *clusterACLs) allowed(principal, host, resourceName string, resourceType kmsg.ACLResourceType, op kmsg.ACLOperation, allowEveryone bool) bool {
+	var hasAllow, resourceHasACL bool
 	for i := range a.acls {
 		acl := &a.acls[i]
-		if !acl.matchesResource(resourceType, resourceName) ||
-			!acl.matchesPrincipal(principal) ||
+		if !acl.matchesResource(resourceType, resourceName) {
+			continue
+		}
+		resourceHasACL = true
+		if !acl.matchesPrincipal(principal) ||
 			!acl.matchesHost(host) ||
 			!acl.matchesOp(op) {
 			continue
@@ -91,10 +98,18 @@ func (a *clusterACLs) allowed(principal, host, resourceName string, resourceType
 		}
 		hasAllow = true
 	}
+	if !resourceHasACL {
+		return allowEveryone
+	}
 	return hasAllow
 }
 
-func (a *clusterACLs) anyAllowed(principal, host string, resourceType kmsg.ACLResourceType, op kmsg.ACLOperation) bool {
+func (a *clusterACLs) anyAllowed(principal, host string, resourceType kmsg.ACLResourceType, op kmsg.ACLOperation, allowEveryone bool) bool {
+	// As Kafka's Authorizer.authorizeByResourceType: a resource no ACL
+	// names ("hardcode" there) is allowed with allowEveryone.
+	if allowEveryone && a.allowed(principal, host, "hardcode", resourceType, op, true) {
+		return true
+	}
 	for i := range a.acls {
 		acl := &a.acls[i]
 		if acl.resourceType != resourceType ||
@@ -168,15 +183,21 @@ func (f *aclFilter) matches(a *acl) bool {
 	if f.resourceType != kmsg.ACLResourceTypeAny && f.resourceType != a.resourceType {
 		return false
 	}
-	if f.resourceName != nil && *f.resourceName != a.resourceName {
-		return false
-	}
-	if f.pattern != kmsg.ACLResourcePatternTypeAny {
-		if f.pattern == kmsg.ACLResourcePatternTypeMatch {
-			if a.pattern != kmsg.ACLResourcePatternTypeLiteral && a.pattern != kmsg.ACLResourcePatternTypePrefixed {
-				return false
-			}
-		} else if f.pattern != a.pattern {
+	if f.pattern == kmsg.ACLResourcePatternTypeMatch {
+		// As Kafka's ResourcePatternFilter MATCH: the ACLs that apply
+		// to the named resource, literal (the name or the wildcard "*")
+		// and prefixed (a prefix of the name).
+		if a.pattern != kmsg.ACLResourcePatternTypeLiteral && a.pattern != kmsg.ACLResourcePatternTypePrefixed {
+			return false
+		}
+		if f.resourceName != nil && !a.matchesResource(a.resourceType, *f.resourceName) {
+			return false
+		}
+	} else {
+		if f.resourceName != nil && *f.resourceName != a.resourceName {
+			return false
+		}
+		if f.pattern != kmsg.ACLResourcePatternTypeAny && f.pattern != a.pattern {
 			return false
 		}
 	}
@@ -198,7 +219,10 @@ func (f *aclFilter) matches(a *acl) bool {
 // Cluster ACL helper methods
 
 func (c *Cluster) isSuperuser(user string) bool {
-	if c.cfg.superusers == nil {
+	if _, ok := c.cfg.superPrincipals[principal(user)]; ok {
+		return true
+	}
+	if c.cfg.superusers == nil || user == "" {
 		return false
 	}
 	_, ok := c.cfg.superusers[user]
@@ -232,7 +256,7 @@ func (c *Cluster) allowedACL(creq *clientReq, resource string, resourceType kmsg
 	if c.isSuperuser(user) {
 		return true
 	}
-	return c.acls.allowed(principal(user), creq.clientHost(), resource, resourceType, op)
+	return c.acls.allowed(principal(user), creq.clientHost(), resource, resourceType, op, c.cfg.allowEveryone)
 }
 
 func (c *Cluster) allowedClusterACL(creq *clientReq, op kmsg.ACLOperation) bool {
@@ -247,7 +271,7 @@ func (c *Cluster) anyAllowedACL(creq *clientReq, resourceType kmsg.ACLResourceTy
 	if c.isSuperuser(user) {
 		return true
 	}
-	return c.acls.anyAllowed(principal(user), creq.clientHost(), resourceType, op)
+	return c.acls.anyAllowed(principal(user), creq.clientHost(), resourceType, op, c.cfg.allowEveryone)
 }
 
 // Authorized operations support for IncludeAuthorizedOperations fields.

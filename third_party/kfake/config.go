@@ -46,10 +46,14 @@ type cfg struct {
 
 	maxVersions *kversion.Versions
 
-	enableACLs    bool
-	superusers    map[string]struct{}
-	seedACLs      []acl
-	brokerConfigs map[string]string
+	enableACLs bool
+	superusers map[string]struct{}
+	// superPrincipals are super users by principal ("User:<name>"), as
+	// Kafka's super.users; allowEveryone is allow.everyone.if.no.acl.found.
+	superPrincipals map[string]struct{}
+	allowEveryone   bool
+	seedACLs        []acl
+	brokerConfigs   map[string]string
 
 	dataDir    string
 	syncWrites bool
@@ -226,6 +230,29 @@ func MaxVersions(v *kversion.Versions) Opt {
 // via CreateACLs as that user.
 func EnableACLs() Opt {
 	return opt{func(cfg *cfg) { cfg.enableACLs = true }}
+}
+
+// SuperUsers makes the given principals ("User:<name>", "User:ANONYMOUS"
+// for unauthenticated clients) super users, as Kafka's super.users: they
+// bypass all ACL checks when ACLs are enabled. Unlike Superuser, it adds
+// no SASL credentials.
+func SuperUsers(principals ...string) Opt {
+	return opt{func(cfg *cfg) {
+		if cfg.superPrincipals == nil {
+			cfg.superPrincipals = make(map[string]struct{})
+		}
+		for _, p := range principals {
+			cfg.superPrincipals[p] = struct{}{}
+		}
+	}}
+}
+
+// AllowEveryoneIfNoACLFound allows, when ACLs are enabled, every
+// operation on a resource that no ACL matches (for any principal, host or
+// operation), as Kafka's allow.everyone.if.no.acl.found=true. By default
+// such operations are denied.
+func AllowEveryoneIfNoACLFound() Opt {
+	return opt{func(cfg *cfg) { cfg.allowEveryone = true }}
 }
 
 // ACL defines an ACL entry for seeding the cluster.

@@ -1,17 +1,14 @@
-package runtime
+package broker
 
 import (
 	"context"
-	"encoding/binary"
-	"io"
-	"net"
 	"slices"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/connectd/connectd/broker/brokertest"
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kbin"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -20,53 +17,17 @@ import (
 // each as Apache Kafka 4.3 answers it; integration/broker_conformance_test.go
 // compares them with a real Kafka 4.3 and runs Kafka's own tools.
 
-// rawKafkaRequest sends req at exactly req's version on a connection of
-// its own (a kgo client would pick the version) and decodes the answer.
-func rawKafkaRequest(t *testing.T, addr string, req kmsg.Request) kmsg.Response {
+func startProtocolTestBroker(t *testing.T, opts ...string) (*Broker, *kgo.Client) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
-	f := kmsg.NewRequestFormatter(kmsg.FormatterClientID("connectd-test"))
-	if _, err := c.Write(f.AppendRequest(nil, req, 1)); err != nil {
-		t.Fatal(err)
-	}
-	var size [4]byte
-	if _, err := io.ReadFull(c, size[:]); err != nil {
-		t.Fatal(err)
-	}
-	body := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(c, body); err != nil {
-		t.Fatal(err)
-	}
-	body = body[4:] // correlation id
-	resp := req.ResponseKind()
-	// Every flexible response header has tags, except ApiVersions'.
-	if resp.IsFlexible() && req.Key() != int16(kmsg.ApiVersions) {
-		r := kbin.Reader{Src: body}
-		kmsg.SkipTags(&r)
-		body = r.Src
-	}
-	if err := resp.ReadFrom(body); err != nil {
-		t.Fatalf("decoding %s v%d: %v", kmsg.NameForKey(req.Key()), req.GetVersion(), err)
-	}
-	return resp
-}
-
-func startProtocolTestBroker(t *testing.T, opts ...string) (*EmbeddedBroker, *kgo.Client) {
-	t.Helper()
-	cfg := WorkerConfig{}
+	cfg := map[string]string{}
 	for i := 0; i+1 < len(opts); i += 2 {
 		cfg[opts[i]] = opts[i+1]
 	}
-	logCfg, err := embeddedBrokerLogConfigs(cfg)
+	logCfg, err := LogOptions(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := StartEmbeddedBroker(freeAddr(t), t.TempDir(), false, logCfg)
+	b, err := Start(freeAddr(t), t.TempDir(), false, logCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +50,7 @@ func TestEmbeddedBrokerApiVersionsV3LeavesOutFeaturesFromZero(t *testing.T) {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.Version = v
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "connectd-test", "1"
-		resp := rawKafkaRequest(t, b.Addr(), req).(*kmsg.ApiVersionsResponse)
+		resp := brokertest.Request(t, b.Addr(), req).(*kmsg.ApiVersionsResponse)
 		if resp.ErrorCode != 0 {
 			t.Fatalf("ApiVersions v%d: error %d", v, resp.ErrorCode)
 		}
@@ -133,7 +94,7 @@ func TestEmbeddedBrokerDescribeTopicPartitionsELRNotNull(t *testing.T) {
 	rt.Topic = "dtp"
 	req.Topics = append(req.Topics, rt)
 	req.ResponsePartitionLimit = 2000
-	resp := rawKafkaRequest(t, b.Addr(), req).(*kmsg.DescribeTopicPartitionsResponse)
+	resp := brokertest.Request(t, b.Addr(), req).(*kmsg.DescribeTopicPartitionsResponse)
 	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) != 3 {
 		t.Fatalf("DescribeTopicPartitions dtp: %+v", resp.Topics)
 	}
@@ -199,9 +160,9 @@ func TestEmbeddedBrokerCreateTopicsAnswersConfigs(t *testing.T) {
 			"retention.ms":        {"1000", "1"},
 			"delete.retention.ms": {"86400000", "5"},
 			"min.insync.replicas": {"1", "5"},
-			// The broker's message.max.bytes (EmbeddedBatchMaxBytes),
+			// The broker's message.max.bytes (BatchMaxBytes),
 			// under the topic config's name.
-			"max.message.bytes": {strconv.Itoa(EmbeddedBatchMaxBytes), "2"},
+			"max.message.bytes": {strconv.Itoa(BatchMaxBytes), "2"},
 		}
 		for k, w := range want {
 			c, ok := byName[k]
@@ -219,7 +180,7 @@ func TestEmbeddedBrokerCreateTopicsAnswersConfigs(t *testing.T) {
 		dt.Topic = "created"
 		dreq.Topics = append(dreq.Topics, dt)
 		dreq.ResponsePartitionLimit = 100
-		dresp := rawKafkaRequest(t, b.Addr(), dreq).(*kmsg.DescribeTopicPartitionsResponse)
+		dresp := brokertest.Request(t, b.Addr(), dreq).(*kmsg.DescribeTopicPartitionsResponse)
 		if exists := dresp.Topics[0].ErrorCode == 0; exists == validateOnly {
 			t.Errorf("validateOnly=%v: topic exists afterwards: %v", validateOnly, exists)
 		}
@@ -344,52 +305,17 @@ func TestEmbeddedBrokerCompactsAndDeletes(t *testing.T) {
 }
 
 func TestEmbeddedBrokerLogConfigKeys(t *testing.T) {
-	for _, bad := range []WorkerConfig{
+	for _, bad := range []map[string]string{
 		{"embedded.kafka.log.cleaner.backoff.ms": "0"},
 		{"embedded.kafka.log.cleaner.backoff.ms": "soon"},
 		{"embedded.kafka.log.retention.ms": "-2"},
 		{"embedded.kafka.log.retention.bytes": "1GB"},
 	} {
-		if _, err := embeddedBrokerLogConfigs(bad); err == nil {
+		if _, err := LogOptions(bad); err == nil {
 			t.Errorf("%v: accepted", bad)
 		}
 	}
-	if _, err := embeddedBrokerLogConfigs(WorkerConfig{"embedded.kafka.log.retention.ms": "-1", "embedded.kafka.log.retention.bytes": "1073741824"}); err != nil {
+	if _, err := LogOptions(map[string]string{"embedded.kafka.log.retention.ms": "-1", "embedded.kafka.log.retention.bytes": "1073741824"}); err != nil {
 		t.Error(err)
-	}
-}
-
-// The worker's own group (group.id) is a Kafka Connect worker group:
-// ListGroups and DescribeGroups show protocol type "connect", as for a
-// Kafka Connect worker, with one of connectd's own protocols (not Kafka
-// Connect's: the two kinds of worker cannot share a group).
-func TestWorkerGroupIsAConnectGroup(t *testing.T) {
-	kafka := freeAddr(t)
-	w := startTestWorker(t, t.TempDir(), kafka, &counterShared{})
-	defer w.Close()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(kafka))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	groups, err := kadm.NewClient(cl).DescribeGroups(ctx, "connectd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := groups["connectd"]
-	if g.Err != nil || g.ProtocolType != "connect" || g.State != "Stable" || len(g.Members) != 1 {
-		t.Fatalf("group connectd: type %q state %q protocol %q members %d err %v, want a stable connect group of one", g.ProtocolType, g.State, g.Protocol, len(g.Members), g.Err)
-	}
-	if !slices.Contains(groupProtocols[ProtocolSessioned], g.Protocol) {
-		t.Errorf("group connectd: protocol %q is not one of connectd's %v", g.Protocol, groupProtocols[ProtocolSessioned])
-	}
-	listed, err := kadm.NewClient(cl).ListGroups(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lg, ok := listed["connectd"]; !ok || lg.ProtocolType != "connect" {
-		t.Errorf("ListGroups connectd: %+v (listed %v)", lg, ok)
 	}
 }

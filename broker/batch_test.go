@@ -1,4 +1,4 @@
-package runtime
+package broker
 
 import (
 	"context"
@@ -10,23 +10,23 @@ import (
 )
 
 // The embedded broker accepts batches as large as the worker's producers
-// make against it (EmbeddedBatchMaxBytes), even when they do not compress:
+// make against it (BatchMaxBytes), even when they do not compress:
 // a 1.5 MiB record of random bytes is over Kafka's (and kfake's) default
-// message.max.bytes of 1,048,588 and under EmbeddedBatchMaxBytes, and reads
+// message.max.bytes of 1,048,588 and under BatchMaxBytes, and reads
 // back whole.
 func TestEmbeddedBrokerTakesLargeBatches(t *testing.T) {
-	b, err := StartEmbeddedBroker(freeAddr(t), t.TempDir(), true)
+	b, err := Start(freeAddr(t), t.TempDir(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
 	val := make([]byte, 3<<19)
 	rand.Read(val)
-	if len(val) <= 1048588 || len(val) >= EmbeddedBatchMaxBytes {
+	if len(val) <= 1048588 || len(val) >= BatchMaxBytes {
 		t.Fatalf("record of %d bytes does not test the limit", len(val))
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.AllowAutoTopicCreation(), kgo.ProducerBatchCompression(kgo.SnappyCompression()),
-		kgo.ProducerBatchMaxBytes(EmbeddedBatchMaxBytes), kgo.ConsumeTopics("big"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		kgo.ProducerBatchMaxBytes(BatchMaxBytes), kgo.ConsumeTopics("big"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
 	}

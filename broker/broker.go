@@ -1,4 +1,4 @@
-package runtime
+package broker
 
 import (
 	"context"
@@ -16,26 +16,26 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 )
 
-// EmbeddedBroker is the single-node Kafka-protocol broker (franz-go kfake)
+// Broker is the single-node Kafka-protocol broker (franz-go kfake)
 // that the worker starts when bootstrap.servers is empty. Its log is
 // persisted under <data.dir>/kafka. Every batch is written to its segment
 // file before it is acknowledged. With syncWrites
 // (embedded.kafka.sync.writes=true) it is also fsynced first; without (the
 // default) the worker calls Sync where durability matters (logSyncer,
-// broker_sync.go). Session 1 had measured acknowledged records missing
+// sync.go). Session 1 had measured acknowledged records missing
 // after a SIGKILL without per-batch fsync (2 of 4 runs of integration
 // TestSIGKILLMidStreamLosesNothing under load) and made syncWrites the
-// default; with the crash recovery of broker_index.go and
-// broker_recovery.go every SIGKILL test of the integration package passes
+// default; with the crash recovery of index.go and
+// recovery.go every SIGKILL test of the integration package passes
 // without it (issue 3's note has the runs), as it should: a write that
 // reached the page cache survives the process.
 //
 // After an unclean shutdown (no clean-shutdown mark under dataDir) it
 // rewrites the segment indexes that the crash cut short
-// (broker_index.go) and writes the ABORT markers of the transactions the
+// (index.go) and writes the ABORT markers of the transactions the
 // crash left open before it returns, as Kafka's transaction coordinator
-// would (broker_recovery.go).
-type EmbeddedBroker struct {
+// would (recovery.go).
+type Broker struct {
 	cluster *kfake.Cluster
 	addr    string
 	id      string
@@ -44,18 +44,18 @@ type EmbeddedBroker struct {
 	// start.
 	recovered []openTxn
 	// repairedIndexes are the segment indexes rewritten at start after a
-	// crash (broker_index.go).
+	// crash (index.go).
 	repairedIndexes []string
 	// syncer fsyncs the log on request (Sync); nil with syncWrites, where
 	// every batch is fsynced before it is acknowledged.
 	syncer *logSyncer
 }
 
-// StartEmbeddedBroker listens on listener (host:port) and persists under
+// Start listens on listener (host:port) and persists under
 // dataDir; extra are further kfake options (the listener's SASL and TLS,
-// broker_security.go). It returns an error if the broker cannot start or,
+// security.go). It returns an error if the broker cannot start or,
 // after a crash, if the transactions the crash left open cannot be ended.
-func StartEmbeddedBroker(listener, dataDir string, syncWrites bool, extra ...kfake.Opt) (*EmbeddedBroker, error) {
+func Start(listener, dataDir string, syncWrites bool, extra ...kfake.Opt) (*Broker, error) {
 	host, portStr, err := net.SplitHostPort(listener)
 	if err != nil {
 		return nil, fmt.Errorf("embedded.kafka.listener %q: %w", listener, err)
@@ -83,10 +83,10 @@ func StartEmbeddedBroker(listener, dataDir string, syncWrites bool, extra ...kfa
 			return nil, fmt.Errorf("embedded broker: %w", err)
 		}
 	}
-	b := &EmbeddedBroker{id: id, dataDir: dataDir}
+	b := &Broker{id: id, dataDir: dataDir}
 	if !clean {
 		// Before kfake reads its log: a crash between a batch and its
-		// index entry misaligns the index (broker_index.go).
+		// index entry misaligns the index (index.go).
 		if b.repairedIndexes, err = repairSegmentIndexes(dir); err != nil {
 			return nil, fmt.Errorf("embedded broker: repairing segment indexes after a crash: %w", err)
 		}
@@ -103,10 +103,10 @@ func StartEmbeddedBroker(listener, dataDir string, syncWrites bool, extra ...kfa
 			kfake.AllowAutoTopicCreation(),
 			kfake.DefaultNumPartitions(1),
 			// Batches as large as the worker's producers make
-			// (EmbeddedBatchMaxBytes): each batch is written (and,
+			// (BatchMaxBytes): each batch is written (and,
 			// with syncWrites, fsynced) in the broker's one request
 			// loop, so larger ones cost less per record.
-			kfake.BrokerConfigs(map[string]string{"message.max.bytes": strconv.Itoa(EmbeddedBatchMaxBytes)}),
+			kfake.BrokerConfigs(map[string]string{"message.max.bytes": strconv.Itoa(BatchMaxBytes)}),
 		}
 		if syncWrites {
 			opts = append(opts, kfake.SyncWrites())
@@ -115,7 +115,7 @@ func StartEmbeddedBroker(listener, dataDir string, syncWrites bool, extra ...kfa
 	}
 	if !clean {
 		// The last run died: end the transactions it left open, as Kafka's
-		// coordinator would (broker_recovery.go). The recovery runs on a
+		// coordinator would (recovery.go). The recovery runs on a
 		// private instance — an ephemeral port, without the listener's
 		// SASL/TLS, which its own client does not speak — that is closed
 		// before the real listener opens, so that kfake replays its log
@@ -139,7 +139,7 @@ func StartEmbeddedBroker(listener, dataDir string, syncWrites bool, extra ...kfa
 // (fsynced), for a broker that does not fsync each batch (syncWrites
 // false, see logSyncer); with syncWrites, and on a nil broker, it does
 // nothing. Safe for concurrent use.
-func (b *EmbeddedBroker) Sync() error {
+func (b *Broker) Sync() error {
 	if b == nil || b.syncer == nil {
 		return nil
 	}
@@ -185,13 +185,13 @@ func recoverOnPrivateInstance(opts []kfake.Opt, dir string) ([]openTxn, error) {
 
 // RepairedIndexes returns the segment index files (paths under data.dir)
 // that were rewritten from their segments at start because a crash cut
-// them short (broker_index.go).
-func (b *EmbeddedBroker) RepairedIndexes() []string { return b.repairedIndexes }
+// them short (index.go).
+func (b *Broker) RepairedIndexes() []string { return b.repairedIndexes }
 
 // RecoveredTransactions returns how many transactions left open by the
 // last run's crash were committed and aborted at start (one per partition
 // of each transaction).
-func (b *EmbeddedBroker) RecoveredTransactions() (committed, aborted int) {
+func (b *Broker) RecoveredTransactions() (committed, aborted int) {
 	for _, t := range b.recovered {
 		if t.commit {
 			committed++
@@ -203,10 +203,10 @@ func (b *EmbeddedBroker) RecoveredTransactions() (committed, aborted int) {
 }
 
 // Addr returns the broker's host:port.
-func (b *EmbeddedBroker) Addr() string { return b.addr }
+func (b *Broker) Addr() string { return b.addr }
 
 // ClusterID returns the cluster id (stable across restarts of one data.dir).
-func (b *EmbeddedBroker) ClusterID() string { return b.id }
+func (b *Broker) ClusterID() string { return b.id }
 
 // Close stops the broker, syncing its log, and marks the shutdown clean.
 // Without syncWrites kfake closes its files without fsync and rewrites its
@@ -214,7 +214,7 @@ func (b *EmbeddedBroker) ClusterID() string { return b.id }
 // of it is synced before the mark, or a machine crash soon after a clean
 // stop would leave a log the next start trusts without its crash recovery.
 // A failed sync leaves the shutdown unclean.
-func (b *EmbeddedBroker) Close() {
+func (b *Broker) Close() {
 	b.cluster.Close()
 	if err := b.Sync(); err != nil {
 		return
@@ -237,36 +237,4 @@ func clusterID(dataDir string) (string, error) {
 	}
 	id := hex.EncodeToString(raw)
 	return id, os.WriteFile(p, []byte(id+"\n"), 0o644)
-}
-
-// embeddedLogKeys are the Kafka broker configs of the embedded broker's
-// log that the worker passes on from embedded.kafka.<key>: how often the
-// log cleaner compacts the compacted topics (log.cleaner.backoff.ms, a
-// partition is compacted once as many batches were written since its last
-// compaction as it kept, min.cleanable.dirty.ratio 0.5) and deletes what
-// is past retention, and the broker-wide retention of the topics that do
-// not set retention.ms / retention.bytes themselves.
-var embeddedLogKeys = []string{"log.cleaner.backoff.ms", "log.retention.ms", "log.retention.bytes"}
-
-// embeddedBrokerLogConfigs returns the kfake option with the embedded
-// broker's log configs (embeddedLogKeys) that cfg sets. A value that is
-// not an integer (below -1; for log.cleaner.backoff.ms, not positive) fails with
-// its key.
-func embeddedBrokerLogConfigs(cfg WorkerConfig) (kfake.Opt, error) {
-	set := make(map[string]string)
-	for _, k := range embeddedLogKeys {
-		v := strings.TrimSpace(cfg.Get(embeddedPrefix + k))
-		if v == "" {
-			continue
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		switch {
-		case k == "log.cleaner.backoff.ms" && (err != nil || n <= 0):
-			return nil, fmt.Errorf("worker config %s%s: %q is not a positive integer", embeddedPrefix, k, v)
-		case err != nil || n < -1:
-			return nil, fmt.Errorf("worker config %s%s: %q is not an integer >= -1 (-1: no limit)", embeddedPrefix, k, v)
-		}
-		set[k] = strconv.FormatInt(n, 10)
-	}
-	return kfake.BrokerConfigs(set), nil
 }

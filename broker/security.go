@@ -1,4 +1,4 @@
-package runtime
+package broker
 
 import (
 	"crypto/tls"
@@ -34,32 +34,47 @@ import (
 // (kafka_security.go), which the user sets to match.
 const embeddedPrefix = "embedded.kafka."
 
-// embeddedBrokerSecurity returns the kfake options of the embedded
+// The listener's security protocols and SASL mechanisms, by Kafka's names.
+const (
+	securityPlaintext     = "PLAINTEXT"
+	securitySSL           = "SSL"
+	securitySASLPlaintext = "SASL_PLAINTEXT"
+	securitySASLSSL       = "SASL_SSL"
+	saslPlain             = "PLAIN"
+	saslScramSHA256       = "SCRAM-SHA-256"
+	saslScramSHA512       = "SCRAM-SHA-512"
+)
+
+// SecurityOptions returns the kfake options of the embedded
 // broker's listener security. Errors name the key at fault.
-func embeddedBrokerSecurity(cfg WorkerConfig) ([]kfake.Opt, error) {
+func SecurityOptions(cfg map[string]string) ([]kfake.Opt, error) {
 	key := func(k string) string { return strings.TrimSpace(cfg[embeddedPrefix+k]) }
 	proto := strings.ToUpper(key("security.protocol"))
 	var useSASL, useTLS bool
 	switch proto {
-	case "", SecurityPlaintext:
-	case SecuritySSL:
+	case "", securityPlaintext:
+	case securitySSL:
 		useTLS = true
-	case SecuritySASLPlaintext:
+	case securitySASLPlaintext:
 		useSASL = true
-	case SecuritySASLSSL:
+	case securitySASLSSL:
 		useSASL, useTLS = true, true
 	default:
 		return nil, fmt.Errorf("worker config %ssecurity.protocol: %q is not one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL", embeddedPrefix, key("security.protocol"))
 	}
-	var opts []kfake.Opt
+	authz, err := parseAuthorizer(cfg)
+	if err != nil {
+		return nil, err
+	}
+	opts := authz.opts()
 	if useSASL {
-		mechs := []string{SASLPlain, SASLScramSHA256, SASLScramSHA512}
+		mechs := []string{saslPlain, saslScramSHA256, saslScramSHA512}
 		if v := key("sasl.enabled.mechanisms"); v != "" {
 			mechs = nil
 			for _, m := range strings.Split(v, ",") {
 				m = strings.ToUpper(strings.TrimSpace(m))
 				switch m {
-				case SASLPlain, SASLScramSHA256, SASLScramSHA512:
+				case saslPlain, saslScramSHA256, saslScramSHA512:
 					mechs = append(mechs, m)
 				case "":
 				default:
@@ -78,7 +93,12 @@ func embeddedBrokerSecurity(cfg WorkerConfig) ([]kfake.Opt, error) {
 				return nil, fmt.Errorf("worker config %ssasl.users: %q is not user:password", embeddedPrefix, strings.TrimSpace(up))
 			}
 			for _, m := range mechs {
-				opts = append(opts, kfake.Superuser(m, u, p))
+				if authz.enabled {
+					// Only embedded.kafka.super.users bypass the ACLs.
+					opts = append(opts, kfake.User(m, u, p))
+				} else {
+					opts = append(opts, kfake.Superuser(m, u, p))
+				}
 			}
 		}
 	}
@@ -91,6 +111,12 @@ func embeddedBrokerSecurity(cfg WorkerConfig) ([]kfake.Opt, error) {
 		switch strings.ToLower(key("ssl.client.auth")) {
 		case "", "none":
 		case "requested", "required":
+			if authz.enabled && !useSASL {
+				// Kafka's principal would be the certificate's
+				// distinguished name; kfake has no principal but the
+				// SASL user's.
+				return nil, fmt.Errorf("worker config %sssl.client.auth=%s with %sauthorizer.class.name and without SASL: principals from TLS client certificates are not implemented (use %ssecurity.protocol=SASL_SSL)", embeddedPrefix, key("ssl.client.auth"), embeddedPrefix, embeddedPrefix)
+			}
 			pool, err := keystore.Truststore(cfg, embeddedPrefix)
 			if err != nil {
 				return nil, err
@@ -110,12 +136,12 @@ func embeddedBrokerSecurity(cfg WorkerConfig) ([]kfake.Opt, error) {
 	return opts, nil
 }
 
-// forgetPersistedSASLUsers removes the SASL credentials kfake persisted
+// ForgetPersistedSASLUsers removes the SASL credentials kfake persisted
 // under dataDir (<data.dir>/kafka/sasl.json) when cfg configures
 // embedded.kafka.sasl.users: kfake loads them after the configured users
 // and would keep the first start's passwords and drop users added since,
 // while the worker property is meant to be authoritative at every start.
-func forgetPersistedSASLUsers(cfg WorkerConfig, dataDir string) error {
+func ForgetPersistedSASLUsers(cfg map[string]string, dataDir string) error {
 	if strings.TrimSpace(cfg[embeddedPrefix+"sasl.users"]) == "" {
 		return nil
 	}

@@ -1,10 +1,9 @@
-package runtime
+package broker
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/connectd/connectd/connect"
-	"github.com/connectd/connectd/offsets"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -121,59 +118,6 @@ func TestLogSyncerGroupCommit(t *testing.T) {
 	}
 }
 
-type orderStore struct{ events *[]string }
-
-func (s orderStore) Get(context.Context, string, map[string]any) (map[string]any, error) {
-	return nil, nil
-}
-func (s orderStore) Put(_ context.Context, e []offsets.Entry) error {
-	*s.events = append(*s.events, "put")
-	return nil
-}
-func (s orderStore) Partitions(string) []offsets.Entry { return nil }
-
-type orderTask struct{ events *[]string }
-
-func (orderTask) Start(context.Context, connect.SourceTaskContext, map[string]string) error {
-	return nil
-}
-func (orderTask) Poll(context.Context) ([]*connect.SourceRecord, error) { return nil, nil }
-func (t orderTask) Commit(context.Context, map[string]any, map[string]any) error {
-	*t.events = append(*t.events, "commit")
-	return nil
-}
-func (orderTask) Stop() error { return nil }
-
-// An offset flush makes the acknowledged records durable before it stores
-// their offsets, and the offsets durable before the task confirms the
-// position upstream (DESIGN.md invariant 1 with an embedded broker that
-// does not fsync each batch); a failed sync stores and confirms nothing.
-func TestOffsetFlushSyncsTheLogFirst(t *testing.T) {
-	var events []string
-	var syncErr error
-	w := &workerSourceTask{
-		id: TaskID{"c", 0}, submitted: newSubmittedRecords(), store: orderStore{&events}, task: orderTask{&events},
-		log: slog.Default(),
-		logSync: func() error {
-			events = append(events, "sync")
-			return syncErr
-		},
-	}
-	part := map[string]any{"server": "s"}
-	w.submitted.ack(w.submitted.submit(part, map[string]any{"lsn": 1}))
-	if err := w.flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"sync", "put", "sync", "commit"}; !slices.Equal(events, want) {
-		t.Fatalf("flush did %q, want %q", events, want)
-	}
-	events, syncErr = nil, errors.New("EIO")
-	w.submitted.ack(w.submitted.submit(part, map[string]any{"lsn": 2}))
-	if err := w.flush(context.Background()); err == nil || !slices.Equal(events, []string{"sync"}) {
-		t.Fatalf("failed sync: flush did %q (%v), want only the sync and an error", events, err)
-	}
-}
-
 // With embedded.kafka.sync.writes=false the broker still writes every
 // batch to its segment before acknowledging it (a SIGKILL loses nothing,
 // integration TestSIGKILLMidStreamLosesNothing), and Sync fsyncs it: a
@@ -181,7 +125,7 @@ func TestOffsetFlushSyncsTheLogFirst(t *testing.T) {
 // Sync succeeds on the live log.
 func TestEmbeddedBrokerWithoutSyncWritesSyncsOnRequest(t *testing.T) {
 	dir := t.TempDir()
-	b, err := StartEmbeddedBroker(freeAddr(t), dir, false)
+	b, err := Start(freeAddr(t), dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,30 +156,30 @@ func TestEmbeddedBrokerWithoutSyncWritesSyncsOnRequest(t *testing.T) {
 	if err := b.Sync(); err != nil {
 		t.Fatal(err)
 	}
-	var nilBroker *EmbeddedBroker
+	var nilBroker *Broker
 	if err := nilBroker.Sync(); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// uncleanShutdown: no log yet is a first start; a log a clean Close marked
+// UncleanShutdown: no log yet is a first start; a log a clean Close marked
 // is clean; a copy of a running broker's data dir (what a SIGKILL leaves)
 // is not — and asking changes nothing.
 func TestUncleanShutdown(t *testing.T) {
 	dir := t.TempDir()
-	if uncleanShutdown(dir) {
+	if UncleanShutdown(dir) {
 		t.Fatal("an empty data dir is a first start, not a crash")
 	}
-	b, err := StartEmbeddedBroker(freeAddr(t), dir, false)
+	b, err := Start(freeAddr(t), dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	crashed := crashCopy(t, dir)
 	b.Close()
-	if uncleanShutdown(dir) {
+	if UncleanShutdown(dir) {
 		t.Fatal("a cleanly closed broker's log counts as a crash")
 	}
-	if !uncleanShutdown(crashed) || !uncleanShutdown(crashed) {
+	if !UncleanShutdown(crashed) || !UncleanShutdown(crashed) {
 		t.Fatal("a running broker's copy must count as a crash, every time it is asked")
 	}
 }

@@ -1,4 +1,4 @@
-package runtime
+package broker
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func TestEmbeddedBrokerAbortsTransactionOpenAtCrash(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	addr := freeAddr(t)
-	b, err := StartEmbeddedBroker(addr, dir, false)
+	b, err := Start(addr, dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +51,11 @@ func TestEmbeddedBrokerAbortsTransactionOpenAtCrash(t *testing.T) {
 	dir2 := crashCopy(t, dir)
 	b.Close()
 
-	b2, err := StartEmbeddedBroker(addr, dir2, false)
+	b2, err := Start(addr, dir2, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The index is intact: the repair (broker_index.go) must agree with
+	// The index is intact: the repair (index.go) must agree with
 	// every entry kfake wrote, or it would rewrite them at each crash.
 	if len(b2.repairedIndexes) != 0 {
 		t.Fatalf("indexes rewritten after a crash that left them intact: %q", b2.repairedIndexes)
@@ -82,7 +82,7 @@ func TestEmbeddedBrokerAbortsTransactionOpenAtCrash(t *testing.T) {
 	dir3 := crashCopy(t, dir2)
 	b2.Close()
 
-	b3, err := StartEmbeddedBroker(addr, dir3, false)
+	b3, err := Start(addr, dir3, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func produceTxn(t *testing.T, addr, topic, value string, commit bool) {
 	t.Helper()
 	ctx := context.Background()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID("tx"), kgo.AllowAutoTopicCreation(),
-		kgo.TransactionTimeout(txnTimeout))
+		kgo.TransactionTimeout(60*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,13 +209,13 @@ func TestEmbeddedBrokerCompletesTransactionInterruptedByCrash(t *testing.T) {
 	for _, commit := range []bool{true, false} {
 		ctx := context.Background()
 		dir, addr := t.TempDir(), freeAddr(t)
-		b, err := StartEmbeddedBroker(addr, dir, false)
+		b, err := Start(addr, dir, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		createTopic(t, addr, "x")
 		createTopic(t, addr, "y")
-		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID("tx"), kgo.TransactionTimeout(txnTimeout))
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID("tx"), kgo.TransactionTimeout(60*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +240,7 @@ func TestEmbeddedBrokerCompletesTransactionInterruptedByCrash(t *testing.T) {
 		dir2 := crashCopy(t, dir)
 		b.Close()
 
-		b2, err := StartEmbeddedBroker(addr, dir2, false)
+		b2, err := Start(addr, dir2, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -276,7 +276,7 @@ func TestEmbeddedBrokerCompletesTransactionInterruptedByCrash(t *testing.T) {
 func TestEmbeddedBrokerAbortsOpenTransactionOfProducerReusingEpochs(t *testing.T) {
 	ctx := context.Background()
 	dir, addr := t.TempDir(), freeAddr(t)
-	b, err := StartEmbeddedBroker(addr, dir, false)
+	b, err := Start(addr, dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func TestEmbeddedBrokerAbortsOpenTransactionOfProducerReusingEpochs(t *testing.T
 	}
 	dir2 := crashCopy(t, dir)
 	b.Close()
-	b2, err := StartEmbeddedBroker(addr, dir2, false)
+	b2, err := Start(addr, dir2, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +341,7 @@ func TestEmbeddedBrokerRepairsIndexCutByCrash(t *testing.T) {
 
 func testRepairsIndexCutByCrash(t *testing.T, cut int64) {
 	dir, addr := t.TempDir(), freeAddr(t)
-	b, err := StartEmbeddedBroker(addr, dir, false)
+	b, err := Start(addr, dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func testRepairsIndexCutByCrash(t *testing.T, cut int64) {
 		t.Fatal(err)
 	}
 
-	b2, err := StartEmbeddedBroker(addr, dir2, false)
+	b2, err := Start(addr, dir2, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func testRepairsIndexCutByCrash(t *testing.T, cut int64) {
 	for i := range 2 { // each start after a crash replays the whole log
 		dir3 := crashCopy(t, dir2)
 		b2.Close()
-		if b2, err = StartEmbeddedBroker(addr, dir3, false); err != nil {
+		if b2, err = Start(addr, dir3, false); err != nil {
 			t.Fatal(err)
 		}
 		dir2 = dir3
@@ -406,7 +406,7 @@ func testRepairsIndexCutByCrash(t *testing.T, cut int64) {
 func abortTxn(t *testing.T, addr, topic, value string) {
 	t.Helper()
 	ctx := context.Background()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID("tx"), kgo.TransactionTimeout(txnTimeout))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID("tx"), kgo.TransactionTimeout(60*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

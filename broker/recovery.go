@@ -1,4 +1,4 @@
-package runtime
+package broker
 
 import (
 	"cmp"
@@ -59,7 +59,7 @@ import (
 //
 // kfake's replay finds a transaction's batches by the in-transaction flag
 // of their segment index entries, which a crash can misalign; the indexes
-// are repaired first (broker_index.go), or the markers written here would
+// are repaired first (index.go), or the markers written here would
 // not hide the aborted records.
 //
 // recoverTransactionsOpenAtCrash does the coordinator's part right after
@@ -305,10 +305,10 @@ func cleanShutdownBefore(dataDir string) (bool, error) {
 	return true, syncDir(dataDir)
 }
 
-// uncleanShutdown reports whether dataDir holds a broker log that was not
+// UncleanShutdown reports whether dataDir holds a broker log that was not
 // marked clean at its last stop (a crash, SIGKILL): the next start
 // recovers it. It changes nothing (cleanShutdownBefore takes the mark).
-func uncleanShutdown(dataDir string) bool {
+func UncleanShutdown(dataDir string) bool {
 	if _, err := os.Stat(filepath.Join(dataDir, "kafka")); err != nil {
 		return false // no log yet: a first start
 	}
