@@ -4,7 +4,7 @@ SHELL   := /bin/bash
 GO      ?= go
 BIN     := bin/connectd
 
-.PHONY: all build demo test setup setup-demo bench vet clean screenshot images compose-smoke difftest
+.PHONY: all build demo test setup setup-demo bench vet clean screenshot images compose-smoke difftest flinktest
 
 all: build
 
@@ -42,6 +42,13 @@ DIFFTEST_OUT ?= $(CURDIR)/.cache/difftest
 difftest: setup
 	mkdir -p $(DIFFTEST_OUT)
 	DIFFTEST_SEEDS=$(SEEDS) DIFFTEST_OUT=$(DIFFTEST_OUT) $(GO) test -count=1 -timeout 0 -run '^TestDifferential$$' -v ./internal/difftest/pgdiff/
+
+# Flink SQL on connectd's change topics (integration/flink_test.go): Flink
+# 1.20 and 2.2 (local MiniCluster, scripts/flink.sh), each on the embedded
+# broker and on a real Kafka 4.3, results equal to the same SQL in
+# PostgreSQL. make test runs Flink 1.20 on the embedded broker only.
+flinktest: setup
+	CONNECTD_FLINK_VERSIONS="1.20 2.2" CONNECTD_FLINK_BROKERS="embedded kafka" $(GO) test -count=1 -timeout 30m -run '^TestFlinkSQLOnConnectdTopics$$' -v ./integration/
 
 vet:
 	$(GO) vet ./...

@@ -5,6 +5,7 @@
 #   scripts/setup.sh demo   PostgreSQL 15 server binaries, Go modules
 #   scripts/setup.sh test   the above + MariaDB server (row binlog tests), Java 17 +
 #                           Maven and the Apache Kafka broker jars (scripts/kafka.sh),
+#                           Flink SQL 1.20 and 2.2 with its Kafka connector (scripts/flink.sh),
 #                           Chromium (dashboard browser test), promtool (alert rules),
 #                           Docker (started if not running) and the local images
 #                           of scripts/images.sh db (testcontainers suite)
@@ -69,6 +70,11 @@ if [ "$mode" = test ]; then
   # against the embedded broker (integration/java_clients_test.go).
   for extra in tools connect-file "clients 3.4.1" "clients 3.7.2"; do
     bash "$(dirname "$0")/kafka.sh" $extra >/dev/null || { echo "setup: fetching Kafka $extra from Maven Central failed" >&2; exit 1; }
+  done
+  # Flink SQL (Table API, Kafka connector, debezium-json) 1.20 and 2.2 for
+  # the Flink jobs on connectd's topics (integration/flink_test.go).
+  for v in 1.20 2.2; do
+    bash "$(dirname "$0")/flink.sh" "$v" >/dev/null || { echo "setup: fetching Flink $v from Maven Central failed" >&2; exit 1; }
   done
 fi
 if [ "$mode" = test ]; then
