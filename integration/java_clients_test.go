@@ -19,6 +19,7 @@ import (
 	cdruntime "github.com/connectd/connectd/runtime"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Java clients against the embedded broker (issue 18): Kafka 4.3's own
@@ -313,7 +314,12 @@ func TestJavaClientsSameOnEmbeddedBrokerAndKafka(t *testing.T) {
 // A stock Kafka Connect 4.3 distributed worker (connect-runtime, from the
 // tools' jars, with the FileStream connectors) runs against the embedded
 // broker: it creates its internal topics (which failed on F3), joins its
-// group, runs a FileStreamSourceConnector, and its records arrive.
+// group, runs a FileStreamSourceConnector, and its records arrive. The
+// worker has exactly-once source support (exactly.once.source.support=
+// enabled, KIP-618: zombie fencing, the task's records and offsets in
+// one transaction, the leader's transactional config writes) and the
+// connector creates its topic by KIP-158 (topic.creation.default.*:
+// partitions and a topic config).
 func TestKafkaConnectWorkerOnEmbeddedBroker(t *testing.T) {
 	broker := startEmbeddedBrokerForJava(t)
 	fileJars, err := filepath.Glob(filepath.Join(kafkaJars(t, "connect-file"), "connect-file-*.jar"))
@@ -334,6 +340,7 @@ config.storage.replication.factor=1
 offset.storage.replication.factor=1
 status.storage.replication.factor=1
 offset.flush.interval.ms=500
+exactly.once.source.support=enabled
 listeners=http://%s
 `, broker, rest)
 	propsPath := filepath.Join(dir, "worker.properties")
@@ -383,7 +390,9 @@ listeners=http://%s
 		}
 	}
 	waitFor("REST API", func() bool { code, body := get("/connectors"); return code == 200 && body == "[]" })
-	body := fmt.Sprintf(`{"name":"file","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":%q,"topic":"file-out","tasks.max":"1"}}`, input)
+	body := fmt.Sprintf(`{"name":"file","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":%q,"topic":"file-out","tasks.max":"1",
+		"exactly.once.support":"required","transaction.boundary":"poll",
+		"topic.creation.default.replication.factor":"-1","topic.creation.default.partitions":"3","topic.creation.default.retention.ms":"3600000"}}`, input)
 	resp, err := http.Post("http://"+rest+"/connectors", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -396,7 +405,8 @@ listeners=http://%s
 		_, st := get("/connectors/file/status")
 		return strings.Count(st, `"state":"RUNNING"`) == 2
 	})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ConsumeTopics("file-out"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ConsumeTopics("file-out"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,10 +417,43 @@ listeners=http://%s
 	for len(got) < 3 && ctx.Err() == nil {
 		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
 	}
+	slices.Sort(got) // three partitions
 	if !slices.Equal(got, []string{"a", "b", "c"}) {
-		t.Fatalf("file-out: %q, want the file's lines a, b, c", got)
+		t.Fatalf("file-out (read committed): %q, want the file's lines a, b, c", got)
 	}
-	groups, err := kadm.NewClient(cl).DescribeGroups(ctx, "stock-connect")
+	adm := kadm.NewClient(cl)
+	// KIP-158: the topic as topic.creation.default.* says.
+	td, err := adm.ListTopics(ctx, "file-out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(td["file-out"].Partitions); n != 3 {
+		t.Errorf("file-out: %d partitions, want 3 (topic.creation.default.partitions)", n)
+	}
+	rc, err := adm.DescribeTopicConfigs(ctx, "file-out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := rc.On("file-out", nil); err != nil || !slices.ContainsFunc(c.Configs, func(c kadm.Config) bool {
+		return c.Key == "retention.ms" && c.MaybeValue() == "3600000" && c.Source == kmsg.ConfigSourceDynamicTopicConfig
+	}) {
+		t.Errorf("file-out: no retention.ms=3600000 topic config (topic.creation.default.retention.ms): %+v %v", c.Configs, err)
+	}
+	// KIP-618: the task's transactional id (<group>-<connector>-<task>)
+	// and the leader's, with completed transactions.
+	txns, err := adm.ListTransactions(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"stock-connect-file-0", "connect-cluster-stock-connect"} {
+		if tx, ok := txns[id]; !ok || (tx.State != "CompleteCommit" && tx.State != "Ongoing" && tx.State != "Empty") {
+			t.Errorf("transactional id %s: %+v (listed: %v)", id, tx, txns.TransactionalIDs())
+		}
+	}
+	if tx := txns["stock-connect-file-0"]; tx.State != "CompleteCommit" {
+		t.Errorf("the task's transactions: state %q, want CompleteCommit (its records were committed)", tx.State)
+	}
+	groups, err := adm.DescribeGroups(ctx, "stock-connect")
 	if err != nil {
 		t.Fatal(err)
 	}
