@@ -12,9 +12,10 @@ build:
 	$(GO) build -o $(BIN) ./cmd/connectd
 
 # The main job: throwaway PostgreSQL -> connectd (embedded broker) -> events.
+# DEMO_ARGS=-replica-identity-full: full before images (for Flink SQL).
 demo: setup-demo build
 	$(GO) build -o bin/demo ./internal/demo
-	@bin/demo --connectd $(BIN) || [ $$? -eq 130 ]
+	@bin/demo --connectd $(BIN) $(DEMO_ARGS) || [ $$? -eq 130 ]
 
 setup-demo:
 	@bash scripts/setup.sh demo

@@ -61,6 +61,13 @@ if [ "$mode" = test ]; then
       { echo "setup: pip install confluent-kafka[avro] fastavro failed" >&2; exit 1; }
     python3 -c "$py_check" || { echo "setup: confluent-kafka's AvroDeserializer still not importable" >&2; exit 1; }
   fi
+  # The non-Java clients compared on the embedded broker and Kafka
+  # (integration/python_clients_test.go): librdkafka through
+  # confluent-kafka (above) and the pure-Python kafka-python.
+  if ! python3 -c 'import kafka' >/dev/null 2>&1; then
+    echo "setup: installing Python kafka-python from PyPI"
+    python3 -m pip install -q "kafka-python==3.0.12" || { echo "setup: pip install kafka-python failed" >&2; exit 1; }
+  fi
 fi
 if [ "$mode" = test ]; then
   # The integration tests run connectd against a real Apache Kafka broker
