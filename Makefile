@@ -4,7 +4,7 @@ SHELL   := /bin/bash
 GO      ?= go
 BIN     := bin/connectd
 
-.PHONY: all build demo test setup setup-demo bench vet clean screenshot images compose-smoke difftest
+.PHONY: all build demo test setup setup-demo bench vet clean screenshot images compose-smoke difftest flinktest
 
 all: build
 
@@ -12,9 +12,10 @@ build:
 	$(GO) build -o $(BIN) ./cmd/connectd
 
 # The main job: throwaway PostgreSQL -> connectd (embedded broker) -> events.
+# DEMO_ARGS=-replica-identity-full: full before images (for Flink SQL).
 demo: setup-demo build
 	$(GO) build -o bin/demo ./internal/demo
-	@bin/demo --connectd $(BIN) || [ $$? -eq 130 ]
+	@bin/demo --connectd $(BIN) $(DEMO_ARGS) || [ $$? -eq 130 ]
 
 setup-demo:
 	@bash scripts/setup.sh demo
@@ -42,6 +43,13 @@ DIFFTEST_OUT ?= $(CURDIR)/.cache/difftest
 difftest: setup
 	mkdir -p $(DIFFTEST_OUT)
 	DIFFTEST_SEEDS=$(SEEDS) DIFFTEST_OUT=$(DIFFTEST_OUT) $(GO) test -count=1 -timeout 0 -run '^TestDifferential$$' -v ./internal/difftest/pgdiff/
+
+# Flink SQL on connectd's change topics (integration/flink_test.go): Flink
+# 1.20 and 2.2 (local MiniCluster, scripts/flink.sh), each on the embedded
+# broker and on a real Kafka 4.3, results equal to the same SQL in
+# PostgreSQL. make test runs Flink 1.20 on the embedded broker only.
+flinktest: setup
+	CONNECTD_FLINK_VERSIONS="1.20 2.2" CONNECTD_FLINK_BROKERS="embedded kafka" $(GO) test -count=1 -timeout 30m -run '^TestFlinkSQLOnConnectdTopics$$' -v ./integration/
 
 vet:
 	$(GO) vet ./...

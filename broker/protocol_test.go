@@ -319,3 +319,79 @@ func TestEmbeddedBrokerLogConfigKeys(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Found by kafka-transactions (integration
+// TestKafkaTransactionToolsSameOnEmbeddedBrokerAndKafka): a completed
+// transaction is CompleteCommit / CompleteAbort in DescribeTransactions
+// and ListTransactions until the next one starts (kfake answered Empty),
+// and DescribeProducers lists every producer that wrote to the partition,
+// not only those in a transaction, each with the last sequence (-1 after
+// the KIP-890 epoch bump of its transaction's end), as Kafka 4.3 does.
+func TestEmbeddedBrokerTransactionStatesAsKafka(t *testing.T) {
+	b, cl := startProtocolTestBroker(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(cl)
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "txs"); err != nil {
+		t.Fatal(err)
+	}
+	produce := func(id string, end kgo.TransactionEndTry) {
+		p, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.TransactionalID(id), kgo.DefaultProduceTopic("txs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		if err := p.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.ProduceSync(ctx, &kgo.Record{Value: []byte(id)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.EndTransaction(ctx, end); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce("committed", kgo.TryCommit)
+	produce("aborted", kgo.TryAbort)
+	idem, err := kgo.NewClient(kgo.SeedBrokers(b.Addr()), kgo.DefaultProduceTopic("txs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idem.Close()
+	if err := idem.ProduceSync(ctx, &kgo.Record{Value: []byte("idempotent")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	described, err := adm.DescribeTransactions(ctx, "committed", "aborted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed, err := adm.ListTransactions(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"committed": "CompleteCommit", "aborted": "CompleteAbort"} {
+		if got := described[id].State; got != want {
+			t.Errorf("DescribeTransactions %s: state %q, want %q", id, got, want)
+		}
+		if got := listed[id].State; got != want {
+			t.Errorf("ListTransactions %s: state %q, want %q", id, got, want)
+		}
+	}
+	producers, err := adm.DescribeProducers(ctx, kadm.TopicsSet{"txs": {0: {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []int32
+	producers.EachProducer(func(p kadm.DescribedProducer) {
+		seqs = append(seqs, p.LastSequence)
+		if p.CurrentTxnStartOffset != -1 {
+			t.Errorf("producer %d: transaction start offset %d with no transaction open", p.ProducerID, p.CurrentTxnStartOffset)
+		}
+	})
+	slices.Sort(seqs)
+	// The two transactional producers' epochs were bumped by their
+	// EndTxn (-1); the idempotent one's last batch had sequence 0.
+	if !slices.Equal(seqs, []int32{-1, -1, 0}) {
+		t.Errorf("DescribeProducers: last sequences %v, want [-1 -1 0] (two ended transactions, one idempotent producer)", seqs)
+	}
+}

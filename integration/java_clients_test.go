@@ -19,6 +19,7 @@ import (
 	"github.com/connectd/connectd/broker"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Java clients against the embedded broker (issue 18): Kafka 4.3's own
@@ -313,7 +314,12 @@ func TestJavaClientsSameOnEmbeddedBrokerAndKafka(t *testing.T) {
 // A stock Kafka Connect 4.3 distributed worker (connect-runtime, from the
 // tools' jars, with the FileStream connectors) runs against the embedded
 // broker: it creates its internal topics (which failed on F3), joins its
-// group, runs a FileStreamSourceConnector, and its records arrive.
+// group, runs a FileStreamSourceConnector, and its records arrive. The
+// worker has exactly-once source support (exactly.once.source.support=
+// enabled, KIP-618: zombie fencing, the task's records and offsets in
+// one transaction, the leader's transactional config writes) and the
+// connector creates its topic by KIP-158 (topic.creation.default.*:
+// partitions and a topic config).
 func TestKafkaConnectWorkerOnEmbeddedBroker(t *testing.T) {
 	broker := startEmbeddedBrokerForJava(t)
 	fileJars, err := filepath.Glob(filepath.Join(kafkaJars(t, "connect-file"), "connect-file-*.jar"))
@@ -334,6 +340,7 @@ config.storage.replication.factor=1
 offset.storage.replication.factor=1
 status.storage.replication.factor=1
 offset.flush.interval.ms=500
+exactly.once.source.support=enabled
 listeners=http://%s
 `, broker, rest)
 	propsPath := filepath.Join(dir, "worker.properties")
@@ -383,7 +390,9 @@ listeners=http://%s
 		}
 	}
 	waitFor("REST API", func() bool { code, body := get("/connectors"); return code == 200 && body == "[]" })
-	body := fmt.Sprintf(`{"name":"file","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":%q,"topic":"file-out","tasks.max":"1"}}`, input)
+	body := fmt.Sprintf(`{"name":"file","config":{"connector.class":"org.apache.kafka.connect.file.FileStreamSourceConnector","file":%q,"topic":"file-out","tasks.max":"1",
+		"exactly.once.support":"required","transaction.boundary":"poll",
+		"topic.creation.default.replication.factor":"-1","topic.creation.default.partitions":"3","topic.creation.default.retention.ms":"3600000"}}`, input)
 	resp, err := http.Post("http://"+rest+"/connectors", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -396,7 +405,8 @@ listeners=http://%s
 		_, st := get("/connectors/file/status")
 		return strings.Count(st, `"state":"RUNNING"`) == 2
 	})
-	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ConsumeTopics("file-out"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.ConsumeTopics("file-out"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,14 +417,191 @@ listeners=http://%s
 	for len(got) < 3 && ctx.Err() == nil {
 		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
 	}
+	slices.Sort(got) // three partitions
 	if !slices.Equal(got, []string{"a", "b", "c"}) {
-		t.Fatalf("file-out: %q, want the file's lines a, b, c", got)
+		t.Fatalf("file-out (read committed): %q, want the file's lines a, b, c", got)
 	}
-	groups, err := kadm.NewClient(cl).DescribeGroups(ctx, "stock-connect")
+	adm := kadm.NewClient(cl)
+	// KIP-158: the topic as topic.creation.default.* says.
+	td, err := adm.ListTopics(ctx, "file-out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(td["file-out"].Partitions); n != 3 {
+		t.Errorf("file-out: %d partitions, want 3 (topic.creation.default.partitions)", n)
+	}
+	rc, err := adm.DescribeTopicConfigs(ctx, "file-out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := rc.On("file-out", nil); err != nil || !slices.ContainsFunc(c.Configs, func(c kadm.Config) bool {
+		return c.Key == "retention.ms" && c.MaybeValue() == "3600000" && c.Source == kmsg.ConfigSourceDynamicTopicConfig
+	}) {
+		t.Errorf("file-out: no retention.ms=3600000 topic config (topic.creation.default.retention.ms): %+v %v", c.Configs, err)
+	}
+	// KIP-618: the task's transactional id (<group>-<connector>-<task>)
+	// and the leader's, with completed transactions.
+	txns, err := adm.ListTransactions(ctx, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"stock-connect-file-0", "connect-cluster-stock-connect"} {
+		if tx, ok := txns[id]; !ok || (tx.State != "CompleteCommit" && tx.State != "Ongoing" && tx.State != "Empty") {
+			t.Errorf("transactional id %s: %+v (listed: %v)", id, tx, txns.TransactionalIDs())
+		}
+	}
+	if tx := txns["stock-connect-file-0"]; tx.State != "CompleteCommit" {
+		t.Errorf("the task's transactions: state %q, want CompleteCommit (its records were committed)", tx.State)
+	}
+	groups, err := adm.DescribeGroups(ctx, "stock-connect")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g := groups["stock-connect"]; g.ProtocolType != "connect" || g.State != "Stable" {
 		t.Errorf("group stock-connect: type %q state %q, want a stable connect group", g.ProtocolType, g.State)
+	}
+}
+
+// normalizeToolTable masks the columns named in masked of a tool's
+// table output (a header line, then rows; columns padded with spaces)
+// and joins the fields with one space (the padding follows the masked
+// values' widths).
+func normalizeToolTable(out string, masked ...string) string {
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) == 0 {
+		return out
+	}
+	header := strings.Fields(lines[0])
+	var b strings.Builder
+	b.WriteString(strings.Join(header, " ") + "\n")
+	var rows []string
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		for i := range f {
+			if i < len(header) && slices.Contains(masked, header[i]) {
+				f[i] = "<" + header[i] + ">"
+			}
+		}
+		rows = append(rows, strings.Join(f, " "))
+	}
+	slices.Sort(rows)
+	for _, r := range rows {
+		b.WriteString(r + "\n")
+	}
+	return b.String()
+}
+
+// Before the fix kfake answered Empty for a completed transaction
+// (Kafka: CompleteCommit / CompleteAbort) and listed only producers in a
+// transaction in describe-producers (Kafka: every producer with state on
+// the partition).
+//
+// Kafka 4.3's kafka-transactions (list, describe, describe-producers,
+// find-hanging) and the console consumer's isolation levels against the
+// embedded broker and Kafka 4.3, on the same transactions (franz-go
+// transactional producers: one committed, one aborted, one left open
+// while the tools run, then committed): the same output (producer ids,
+// epochs, coordinator ids and times masked).
+func TestKafkaTransactionToolsSameOnEmbeddedBrokerAndKafka(t *testing.T) {
+	cp := filepath.Join(kafkaJars(t), "*") + string(os.PathListSeparator) + filepath.Join(kafkaJars(t, "tools"), "*")
+	const (
+		topicCmd = "org.apache.kafka.tools.TopicCommand"
+		txnCmd   = "org.apache.kafka.tools.TransactionsCommand"
+		consumer = "org.apache.kafka.tools.consumer.ConsoleConsumer"
+	)
+	masked := []string{"Coordinator", "CoordinatorId", "ProducerId", "ProducerEpoch", "LatestCoordinatorEpoch",
+		"CurrentTransactionStartTimeMs", "TransactionDurationMs", "LastTimestamp"}
+	type step struct {
+		name  string
+		class string
+		args  []string
+		table bool
+	}
+	consume := func(level string, n int) []string {
+		return []string{"--topic", "tx", "--from-beginning", "--isolation-level", level, "--max-messages", strconv.Itoa(n),
+			"--formatter-property", "print.key=true", "--timeout-ms", "20000"}
+	}
+	during := []step{
+		{name: "list", class: txnCmd, args: []string{"list"}, table: true},
+		{name: "describe committed", class: txnCmd, args: []string{"describe", "--transactional-id", "tx-committed"}, table: true},
+		{name: "describe aborted", class: txnCmd, args: []string{"describe", "--transactional-id", "tx-aborted"}, table: true},
+		{name: "describe open", class: txnCmd, args: []string{"describe", "--transactional-id", "tx-open"}, table: true},
+		{name: "describe-producers", class: txnCmd, args: []string{"describe-producers", "--topic", "tx", "--partition", "0"}, table: true},
+		{name: "find-hanging", class: txnCmd, args: []string{"find-hanging", "--topic", "tx"}, table: true},
+		{name: "consume read_committed", class: consumer, args: consume("read_committed", 3)},
+		{name: "consume read_uncommitted", class: consumer, args: consume("read_uncommitted", 6)},
+	}
+	after := []step{
+		{name: "describe open after commit", class: txnCmd, args: []string{"describe", "--transactional-id", "tx-open"}, table: true},
+		{name: "list after commit", class: txnCmd, args: []string{"list"}, table: true},
+		{name: "consume read_committed after commit", class: consumer, args: consume("read_committed", 4)},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	txn := func(addr, id string, recs ...string) *kgo.Client {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID(id), kgo.TransactionTimeout(5*time.Minute), kgo.DefaultProduceTopic("tx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range recs {
+			k, v, _ := strings.Cut(kv, ":")
+			if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte(k), Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return cl
+	}
+	run := func(addr string) []string {
+		runJava(t, cp, "", topicCmd, "--bootstrap-server", addr, "--create", "--topic", "tx", "--partitions", "1")
+		for _, tx := range []struct {
+			id     string
+			commit kgo.TransactionEndTry
+			recs   []string
+		}{{"tx-committed", kgo.TryCommit, []string{"c1:1", "c2:2", "c3:3"}}, {"tx-aborted", kgo.TryAbort, []string{"a1:1", "a2:2"}}} {
+			cl := txn(addr, tx.id, tx.recs...)
+			if err := cl.EndTransaction(ctx, tx.commit); err != nil {
+				t.Fatal(err)
+			}
+			cl.Close()
+		}
+		open := txn(addr, "tx-open", "o1:1")
+		defer open.Close()
+		var outs []string
+		exec := func(steps []step) {
+			for _, s := range steps {
+				out := runJava(t, cp, "", s.class, append([]string{"--bootstrap-server", addr}, s.args...)...)
+				if s.table {
+					out = normalizeToolTable(out, masked...)
+				} else {
+					lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+					slices.Sort(lines)
+					out = strings.Join(lines, "\n") + "\n"
+				}
+				outs = append(outs, out)
+			}
+		}
+		exec(during)
+		if err := open.EndTransaction(ctx, kgo.TryCommit); err != nil {
+			t.Fatal(err)
+		}
+		exec(after)
+		return outs
+	}
+	embedded := run(startEmbeddedBrokerForJava(t))
+	kafka := run(startKafkaLikeEmbedded(t))
+	steps := append(append([]step{}, during...), after...)
+	for i, s := range steps {
+		if embedded[i] != kafka[i] {
+			t.Errorf("%s: the embedded broker's output differs from Kafka 4.3's\nembedded:\n%s\nkafka:\n%s", s.name, embedded[i], kafka[i])
+		}
+	}
+	t.Logf("%d kafka-transactions / console consumer invocations compared", len(steps))
+	for i, want := range map[int]string{0: "tx-open", 3: "Ongoing", 6: "c3\t3", 7: "a2\t2", 8: "CompleteCommit", 10: "o1\t1"} {
+		if !strings.Contains(embedded[i], want) {
+			t.Errorf("%s: output lacks %q:\n%s", steps[i].name, want, embedded[i])
+		}
 	}
 }

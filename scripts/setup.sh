@@ -5,6 +5,7 @@
 #   scripts/setup.sh demo   PostgreSQL 15 server binaries, Go modules
 #   scripts/setup.sh test   the above + MariaDB server (row binlog tests), Java 17 +
 #                           Maven and the Apache Kafka broker jars (scripts/kafka.sh),
+#                           Flink SQL 1.20 and 2.2 with its Kafka connector (scripts/flink.sh),
 #                           Chromium (dashboard browser test), promtool (alert rules),
 #                           Docker (started if not running) and the local images
 #                           of scripts/images.sh db (testcontainers suite)
@@ -73,6 +74,13 @@ if [ "$mode" = test ]; then
       { echo "setup: pip install confluent-kafka[avro] fastavro failed" >&2; exit 1; }
     python3 -c "$py_check" || { echo "setup: confluent-kafka's AvroDeserializer still not importable" >&2; exit 1; }
   fi
+  # The non-Java clients compared on the embedded broker and Kafka
+  # (integration/python_clients_test.go): librdkafka through
+  # confluent-kafka (above) and the pure-Python kafka-python.
+  if ! python3 -c 'import kafka' >/dev/null 2>&1; then
+    echo "setup: installing Python kafka-python from PyPI"
+    python3 -m pip install -q "kafka-python==3.0.12" || { echo "setup: pip install kafka-python failed" >&2; exit 1; }
+  fi
 fi
 if [ "$mode" = test ]; then
   # The integration tests run connectd against a real Apache Kafka broker
@@ -82,6 +90,11 @@ if [ "$mode" = test ]; then
   # against the embedded broker (integration/java_clients_test.go).
   for extra in tools connect-file "clients 3.4.1" "clients 3.7.2"; do
     bash "$(dirname "$0")/kafka.sh" $extra >/dev/null || { echo "setup: fetching Kafka $extra from Maven Central failed" >&2; exit 1; }
+  done
+  # Flink SQL (Table API, Kafka connector, debezium-json) 1.20 and 2.2 for
+  # the Flink jobs on connectd's topics (integration/flink_test.go).
+  for v in 1.20 2.2; do
+    bash "$(dirname "$0")/flink.sh" "$v" >/dev/null || { echo "setup: fetching Flink $v from Maven Central failed" >&2; exit 1; }
   done
 fi
 if [ "$mode" = test ]; then

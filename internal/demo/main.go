@@ -42,6 +42,8 @@ func run() error {
 	kafkaAddr := flag.String("kafka", "127.0.0.1:9092", "embedded Kafka listener")
 	registryAddr := flag.String("registry", "127.0.0.1:8081", "embedded schema registry listener")
 	changes := flag.Bool("changes", true, "run the change generator")
+	identityFull := flag.Bool("replica-identity-full", false,
+		"ALTER the tables to REPLICA IDENTITY FULL (full before images, as Flink's debezium-json format needs)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -66,6 +68,13 @@ func run() error {
 	}
 	if err := pg.Exec(ctx, "inventory", inventorySQL); err != nil {
 		return fmt.Errorf("seeding inventory: %w", err)
+	}
+	if *identityFull {
+		if err := pg.Exec(ctx, "inventory", `ALTER TABLE inventory.customers REPLICA IDENTITY FULL;
+ALTER TABLE inventory.products REPLICA IDENTITY FULL; ALTER TABLE inventory.orders REPLICA IDENTITY FULL`); err != nil {
+			return err
+		}
+		fmt.Println("   tables: REPLICA IDENTITY FULL")
 	}
 	fmt.Printf("   psql: %s\n", pg.DSN("inventory"))
 

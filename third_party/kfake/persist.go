@@ -441,6 +441,10 @@ type (
 		TxID    string `json:"txid,omitempty"`
 		Timeout int32  `json:"timeout,omitempty"`
 		Commit  *bool  `json:"commit,omitempty"`
+		// Completed: an init entry of the epoch bump that ends a
+		// transaction (EndTxn v5+), so the state replays as
+		// CompleteCommit / CompleteAbort.
+		Completed bool `json:"completed,omitempty"`
 	}
 )
 
@@ -1584,6 +1588,7 @@ func (c *Cluster) loadPIDsLog(fsys fs, dir string) error {
 			if entry.Commit != nil {
 				pidinf.lastWasCommit = *entry.Commit
 			}
+			pidinf.completed = entry.Completed
 			c.pids.ids[entry.PID] = pidinf
 			if entry.TxID != "" {
 				c.pids.byTxid[entry.TxID] = pidinf
@@ -1593,6 +1598,7 @@ func (c *Cluster) loadPIDsLog(fsys fs, dir string) error {
 			if ok {
 				pidinf.epoch = entry.Epoch
 				pidinf.inTx = false
+				pidinf.completed = true
 				if entry.Commit != nil {
 					pidinf.lastWasCommit = *entry.Commit
 				}
@@ -1602,6 +1608,7 @@ func (c *Cluster) loadPIDsLog(fsys fs, dir string) error {
 			if ok {
 				pidinf.epoch = entry.Epoch
 				pidinf.inTx = false
+				pidinf.completed, pidinf.lastWasCommit = true, false
 			}
 		}
 	}

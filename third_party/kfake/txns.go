@@ -34,6 +34,10 @@ import (
 //   - inTx (bool): true = Ongoing, false = Empty/Complete
 //   - lastWasCommit (bool): whether the last completed transaction
 //     was commit or abort, for EndTxn retry detection
+//   - completed (bool): a transaction completed since the last
+//     InitProducerId: the state is CompleteCommit or CompleteAbort
+//     (by lastWasCommit) until the next transaction starts, as Kafka's
+//     TransactionState; Empty otherwise
 
 type (
 	pids struct {
@@ -77,6 +81,12 @@ type (
 		// completed, we return success only if the retry matches
 		// (commit after commit, abort after abort).
 		lastWasCommit bool
+
+		// Whether a transaction completed (committed or aborted, by
+		// lastWasCommit) since the last InitProducerId: DescribeTransactions
+		// and ListTransactions answer CompleteCommit / CompleteAbort then,
+		// as Kafka does, Empty before the first transaction.
+		completed bool
 	}
 
 	// Independent dup-detection entry: stores (firstSeq, nextSeq,
@@ -241,6 +251,7 @@ func (pids *pids) doInitProducerID(creq *clientReq) kmsg.Response {
 		}
 		pidinf = pids.bumpEpoch(pidinf)
 		pidinf.lastActive = time.Now()
+		pidinf.completed = false
 		resp.ProducerID = pidinf.id
 		resp.ProducerEpoch = pidinf.epoch
 		pids.c.persistPIDEntry(pidLogEntry{Type: "init", PID: pidinf.id, Epoch: pidinf.epoch, TxID: pidinf.txid, Timeout: pidinf.txTimeout})
@@ -571,9 +582,11 @@ func (pids *pids) doEnd(creq *clientReq) kmsg.Response {
 		if req.Version >= 5 && !req.Commit {
 			pidinf = pids.bumpEpoch(pidinf)
 			pidinf.lastWasCommit = false
+			pidinf.completed = true
 			resp.ProducerID = pidinf.id
 			resp.ProducerEpoch = pidinf.epoch
-			pids.c.persistPIDEntry(pidLogEntry{Type: "init", PID: pidinf.id, Epoch: pidinf.epoch, TxID: pidinf.txid, Timeout: pidinf.txTimeout})
+			commit := false
+			pids.c.persistPIDEntry(pidLogEntry{Type: "init", PID: pidinf.id, Epoch: pidinf.epoch, TxID: pidinf.txid, Timeout: pidinf.txTimeout, Commit: &commit, Completed: true})
 			return resp
 		}
 		// Retry detection: return success if the retry matches the
@@ -601,7 +614,7 @@ func (pids *pids) doEnd(creq *clientReq) kmsg.Response {
 		pidinf = pids.bumpEpoch(pidinf)
 		resp.ProducerID = pidinf.id
 		resp.ProducerEpoch = pidinf.epoch
-		pids.c.persistPIDEntry(pidLogEntry{Type: "init", PID: pidinf.id, Epoch: pidinf.epoch, TxID: pidinf.txid, Timeout: pidinf.txTimeout})
+		pids.c.persistPIDEntry(pidLogEntry{Type: "init", PID: pidinf.id, Epoch: pidinf.epoch, TxID: pidinf.txid, Timeout: pidinf.txTimeout, Commit: &commit, Completed: true})
 	}
 
 	return resp
@@ -698,6 +711,7 @@ func (pids *pids) create(txidp *string, txTimeout int32) (int64, int16) {
 			}
 			pidinf = pids.bumpEpoch(pidinf)
 			pidinf.lastActive = time.Now()
+			pidinf.completed = false
 			return pidinf.id, pidinf.epoch
 		}
 	}
@@ -863,6 +877,7 @@ func (pidinf *pidinfo) resetTx(wasCommit bool) {
 	pidinf.txStart = time.Time{}
 	pidinf.inTx = false
 	pidinf.lastWasCommit = wasCommit
+	pidinf.completed = true
 	pidinf.lastActive = time.Now()
 	delete(pidinf.pids.txs, pidinf)
 }
@@ -980,7 +995,7 @@ func (pids *pids) doDescribeTransactions(creq *clientReq) kmsg.Response {
 				topicEntry.Partitions = append(topicEntry.Partitions, partition)
 			})
 		} else {
-			st.State = "Empty"
+			st.State = pidinf.txnState()
 			st.StartTimestamp = -1
 		}
 
@@ -988,6 +1003,21 @@ func (pids *pids) doDescribeTransactions(creq *clientReq) kmsg.Response {
 	}
 
 	return resp
+}
+
+// txnState is the transaction state as Kafka's TransactionState names
+// it: Ongoing, CompleteCommit, CompleteAbort or Empty (kfake completes
+// transactions synchronously, so there are no Prepare* states).
+func (pidinf *pidinfo) txnState() string {
+	switch {
+	case pidinf.inTx:
+		return "Ongoing"
+	case pidinf.completed && pidinf.lastWasCommit:
+		return "CompleteCommit"
+	case pidinf.completed:
+		return "CompleteAbort"
+	}
+	return "Empty"
 }
 
 func (pids *pids) doListTransactions(creq *clientReq) kmsg.Response {
@@ -1020,10 +1050,7 @@ func (pids *pids) doListTransactions(creq *clientReq) kmsg.Response {
 		if e := pids.c.deny(creq, pidinf.txid, kmsg.ACLResourceTypeTransactionalId, kmsg.ACLOperationDescribe, faultKey{txnID: pidinf.txid}); e != nil {
 			continue
 		}
-		state := "Empty"
-		if pidinf.inTx {
-			state = "Ongoing"
-		}
+		state := pidinf.txnState()
 		if len(stateFilter) > 0 {
 			if _, ok := stateFilter[state]; !ok {
 				continue
@@ -1120,24 +1147,36 @@ func (pids *pids) doDescribeProducers(creq *clientReq) kmsg.Response {
 	return resp
 }
 
-// txnProducers returns active transactional producers for a partition.
+// txnProducers returns the producers with state on a partition, as
+// Kafka's ProducerStateManager lists them (KIP-664): every producer,
+// idempotent or transactional, that wrote to it; the current
+// transaction's first offset for one in a transaction (else -1); the
+// last sequence written, or -1 once the epoch was bumped after that
+// write (KIP-890: the transaction marker carries the new epoch, which
+// resets the producer's sequence).
 func (pids *pids) txnProducers(topic string, partition int32) []kmsg.DescribeProducersResponseTopicPartitionActiveProducer {
 	var producers []kmsg.DescribeProducersResponseTopicPartitionActiveProducer
 	for _, pidinf := range pids.ids {
-		if !pidinf.inTx || !pidinf.txParts.checkp(topic, partition) {
+		pw, wrote := pidinf.windows.getp(topic, partition)
+		wrote = wrote && pw != nil && pw.seen
+		inTx := pidinf.inTx && pidinf.txParts.checkp(topic, partition)
+		if !wrote && !inTx {
 			continue
 		}
 		ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
 		ap.ProducerID = pidinf.id
 		ap.ProducerEpoch = int32(pidinf.epoch)
-		ap.LastTimestamp = pidinf.txStart.UnixMilli()
+		ap.LastTimestamp = pidinf.lastActive.UnixMilli()
+		if inTx {
+			ap.LastTimestamp = pidinf.txStart.UnixMilli()
+		}
 		ap.CoordinatorEpoch = 0
 		ap.CurrentTxnStartOffset = -1
 		ap.LastSequence = -1
-		if pw, ok := pidinf.windows.getp(topic, partition); ok && pw != nil {
+		if wrote && pw.epoch == pidinf.epoch {
 			ap.LastSequence = pw.nextSeq - 1
 		}
-		if firstOffset, ok := pidinf.txPartFirstOffsets.getp(topic, partition); ok && firstOffset != nil {
+		if firstOffset, ok := pidinf.txPartFirstOffsets.getp(topic, partition); ok && firstOffset != nil && inTx {
 			ap.CurrentTxnStartOffset = *firstOffset
 		}
 		producers = append(producers, ap)
