@@ -177,7 +177,13 @@ func appendValue(b []byte, s *connect.Schema, v any, embedded bool) []byte {
 			}
 			b = appendValue(b, nil, f.Name, true)
 			b = append(b, ':')
-			b = appendValue(b, f.Schema, x.Values[i], true)
+			// Kafka's Struct.get(field): a null value reads as the
+			// field's schema default, if it has one.
+			v := x.Values[i]
+			if v == nil && f.Schema != nil && f.Schema.Default != nil {
+				v = f.Schema.Default
+			}
+			b = appendValue(b, f.Schema, v, true)
 		}
 		return append(b, '}')
 	case time.Time:
