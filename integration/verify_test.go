@@ -27,7 +27,7 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("create: %d %s", code, b)
 	}
 	d.waitSnapshotDone("inv")
-	mustExec(t, pg, `UPDATE inventory.customers SET email = 'new@example.com' WHERE id = 1002;
+	mustExec(t, pg, `UPDATE inventory.customers SET email = 'new@example.com' WHERE id = 2;
 		INSERT INTO inventory.customers (first_name, last_name, email) VALUES ('Zoë', 'Ng', 'zoe@example.com');
 		DELETE FROM inventory.orders WHERE id = (SELECT min(id) FROM inventory.orders);
 		UPDATE inventory.products SET weight = weight + 1`)
@@ -85,20 +85,20 @@ func TestVerify(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// 1. A record whose email was changed by hand: the latest record of
-	// customer 1003, produced again with another email.
+	// customer 3, produced again with another email.
 	recs := readTopic(t, d.kafka, "dbserver1.inventory.customers", 6)
 	var last *kgo.Record
 	for _, r := range recs {
-		if strings.Contains(string(r.Key), `"id":1003`) {
+		if strings.Contains(string(r.Key), `"id":3`) {
 			last = r
 		}
 	}
 	if last == nil {
-		t.Fatalf("no record of customer 1003 in %d records", len(recs))
+		t.Fatalf("no record of customer 3 in %d records", len(recs))
 	}
 	forged := strings.Replace(string(last.Value), `"ed@walker.com"`, `"ed@forged.example"`, 1)
 	if forged == string(last.Value) {
-		t.Fatalf("the record of 1003 has no email ed@walker.com: %s", last.Value)
+		t.Fatalf("the record of 3 has no email ed@walker.com: %s", last.Value)
 	}
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: last.Topic, Partition: last.Partition, Key: last.Key, Value: []byte(forged)}).FirstErr(); err != nil {
 		t.Fatal(err)
@@ -117,8 +117,8 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("DeleteRecords: %v %v", err, resp.Error())
 	}
 	// 3. A row the source does not have: a create of customer 9999.
-	extra := strings.Replace(string(last.Value), `"id":1003`, `"id":9999`, -1)
-	extraKey := strings.Replace(string(last.Key), `"id":1003`, `"id":9999`, 1)
+	extra := strings.Replace(string(last.Value), `"id":3`, `"id":9999`, -1)
+	extraKey := strings.Replace(string(last.Key), `"id":3`, `"id":9999`, 1)
 	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: last.Topic, Partition: last.Partition, Key: []byte(extraKey), Value: []byte(extra)}).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +135,14 @@ func TestVerify(t *testing.T) {
 	for _, ex := range customers.Examples {
 		switch ex.Kind {
 		case "different":
-			sawDiff = strings.Contains(string(ex.Key), "1003") && len(ex.Columns) == 1 && ex.Columns[0] == "email" &&
+			sawDiff = strings.Contains(string(ex.Key), "3") && len(ex.Columns) == 1 && ex.Columns[0] == "email" &&
 				strings.Contains(string(ex.Topic), "ed@forged.example") && strings.Contains(string(ex.Source), "ed@walker.com")
 		case "extra":
 			sawExtra = strings.Contains(string(ex.Key), "9999")
 		}
 	}
 	if !sawDiff || !sawExtra {
-		t.Fatalf("examples do not name the forged email of 1003 and the extra 9999: %+v", customers.Examples)
+		t.Fatalf("examples do not name the forged email of 3 and the extra 9999: %+v", customers.Examples)
 	}
 	products := table(t, res, "dbserver1.inventory.products")
 	if products.Missing != products.SourceRows || products.SourceRows == 0 || products.TopicKeys != 0 {
@@ -163,5 +163,76 @@ func TestVerify(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, "verify", "nope", "--url", d.rest); code != 2 || !strings.Contains(errOut, "404") {
 		t.Fatalf("verify of an unknown connector: exit %d, %s", code, errOut)
+	}
+}
+
+// connectd verify of a MariaDB pipeline while a writer keeps updating rows:
+// the rounds let the changes in flight arrive, so no key is reported
+// different (a key updated in every round is "changing", not a difference);
+// once the writer stops the result is CONSISTENT; then a tombstone written
+// by hand for one key is found as that key missing.
+func TestVerifyMariaDBWhileWriting(t *testing.T) {
+	const rows = 2000
+	ctx := context.Background()
+	m := startMariaDB(t)
+	mariaExec(t, m, `CREATE TABLE items (id int PRIMARY KEY, v int NOT NULL, note varchar(40) CHARACTER SET utf8mb4, price decimal(12,3), at datetime(3));
+		INSERT INTO items SELECT seq, 0, CONCAT('naïve ', seq), seq / 7, '2026-01-02 03:04:05.678' FROM seq_1_to_2000;`)
+	d := newDaemon(t)
+	d.start()
+	if code, body := d.do("POST", "/connectors", map[string]any{"name": "items", "config": mariaConnector(m, map[string]string{"table.include.list": "inventory.items"})}); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	c := newConsumer(t, d.kafka, `^dbserver1\.inventory\.items$`)
+	c.until(rows, 60*time.Second)
+	conn, err := m.Connect(ctx, "inventory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stop := startRandomUpdates(t, rows, func(id int) error {
+		_, err := conn.Execute(`UPDATE items SET v = v + 1 WHERE id = ?`, id)
+		return err
+	})
+	run := func(wantCode int) runtime.VerifyResult {
+		t.Helper()
+		out, errOut, code := runCLI(t, "verify", "items", "--url", d.rest, "--json", "--rounds", "4", "--settle", "2s")
+		var res runtime.VerifyResult
+		if err := json.Unmarshal([]byte(out), &res); err != nil || code != wantCode {
+			t.Fatalf("connectd verify: exit %d, want %d (%v)\nstdout:\n%s\nstderr:\n%s", code, wantCode, err, out, errOut)
+		}
+		if len(res.Tables) != 1 || res.Tables[0].Topic != "dbserver1.inventory.items" || res.Tables[0].Table != "inventory.items" {
+			t.Fatalf("tables: %+v", res.Tables)
+		}
+		return res
+	}
+	res := run(0)
+	if tr := res.Tables[0]; tr.SourceRows != rows || tr.Missing+tr.Extra+tr.Different != 0 {
+		t.Fatalf("while writing: %+v", tr)
+	}
+	writes := stop()
+	t.Logf("verified while %d updates ran; changing keys: %d", writes, res.Tables[0].Changing)
+	res = run(0)
+	if tr := res.Tables[0]; res.State != runtime.VerifyConsistent || tr.SourceRows != rows || tr.TopicKeys != rows || tr.Changing != 0 {
+		t.Fatalf("after the writer stopped: %s %+v", res.State, tr)
+	}
+
+	// A tombstone for key 77 (as a delete would leave): 77 is missing.
+	recs := readTopic(t, d.kafka, "dbserver1.inventory.items", 1)
+	key := strings.Replace(string(recs[0].Key), `"id":1}`, `"id":77}`, 1)
+	if key == string(recs[0].Key) {
+		t.Fatalf("first key is not id 1: %s", recs[0].Key)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(d.kafka))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: recs[0].Topic, Partition: recs[0].Partition, Key: []byte(key)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	res = run(1)
+	tr := res.Tables[0]
+	if tr.Missing != 1 || tr.Extra+tr.Different != 0 || len(tr.Examples) != 1 || !strings.Contains(string(tr.Examples[0].Key), `"id":77`) || tr.Examples[0].Kind != "missing" {
+		t.Fatalf("after a tombstone for 77: %+v", tr)
 	}
 }

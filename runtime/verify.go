@@ -383,7 +383,9 @@ func (e *verifyEnv) pass(ctx context.Context, bucket int, results map[string]*Ve
 	tables := map[string]string{} // topic → source table
 	var src sideState
 	readSource := func(keep map[string]map[string]bool) (sideState, map[string]map[string][]byte, error) {
-		e.run.update(func(r *VerifyResult) { r.Phase = fmt.Sprintf("reading the source (bucket %d of %d)", bucket+1, e.opts.Buckets) })
+		e.run.update(func(r *VerifyResult) {
+			r.Phase = fmt.Sprintf("reading the source (bucket %d of %d)", bucket+1, e.opts.Buckets)
+		})
 		out := sideState{}
 		rows := map[string]map[string][]byte{}
 		chain, err := e.chain()
