@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -17,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/converters"
 	"github.com/connectd/connectd/transforms"
 )
 
@@ -837,22 +839,28 @@ func (e *verifyEnv) fetchRow(ctx context.Context, topic string, d verifyEntry) (
 // decode reads a record's key and value with the connector's converters and
 // returns the canonical key, the row a consumer sees (nil for a delete), and
 // whether the record deletes its key.
+//
+// Both sides go through decode (the source rows as the converters' bytes), so
+// any deterministic reading compares them right: JsonConverter bytes are read
+// as plain JSON (the payload of a schema+payload envelope), which is several
+// times faster than building Connect schemas per record; other converters'
+// (Avro) through ToConnect.
 func (e *verifyEnv) decode(topic string, kb, vb []byte) (string, map[string]any, bool, error) {
-	_, k, err := e.keyRead.ToConnect(topic, kb)
+	k, err := e.read(e.keyRead, topic, kb)
 	if err != nil {
 		return "", nil, false, fmt.Errorf("reading a key of %s: %w", topic, err)
 	}
-	key := string(canonJSON(plainValue(k)))
+	key := string(canonJSON(k))
 	if vb == nil {
 		return key, nil, true, nil // tombstone
 	}
-	_, v, err := e.valRead.ToConnect(topic, vb)
+	v, err := e.read(e.valRead, topic, vb)
 	if err != nil {
 		return "", nil, false, fmt.Errorf("reading a value of %s: %w", topic, err)
 	}
-	val, ok := plainValue(v).(map[string]any)
+	val, ok := v.(map[string]any)
 	if !ok {
-		return key, map[string]any{"": plainValue(v)}, false, nil
+		return key, map[string]any{"": v}, false, nil
 	}
 	if op, isEnv := val["op"].(string); isEnv {
 		if _, hasAfter := val["after"]; hasAfter {
@@ -877,6 +885,34 @@ func (e *verifyEnv) decode(topic string, kb, vb []byte) (string, map[string]any,
 		row[f] = x
 	}
 	return key, dropNulls(row), false, nil
+}
+
+// read decodes b with conv into JSON-like values (plainValue).
+func (e *verifyEnv) read(conv connect.ToConnectConverter, topic string, b []byte) (any, error) {
+	if b == nil {
+		return nil, nil
+	}
+	if _, ok := conv.(*converters.JSONConverter); ok {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if m, ok := v.(map[string]any); ok && len(m) == 2 {
+			if p, ok := m["payload"]; ok {
+				if _, ok := m["schema"]; ok {
+					return p, nil
+				}
+			}
+		}
+		return v, nil
+	}
+	_, v, err := conv.ToConnect(topic, b)
+	if err != nil {
+		return nil, err
+	}
+	return plainValue(v), nil
 }
 
 func dropNulls(m map[string]any) map[string]any {
