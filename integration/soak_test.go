@@ -19,7 +19,7 @@ import (
 // The soak (issue 21, make soak DURATION=5m): a PostgreSQL and a MariaDB
 // pipeline on the embedded broker under a steady write load, with faults at
 // random times — SIGKILL of connectd (then a restart on the same data dir)
-// and restarts of PostgreSQL — and, at the end, the validators:
+// and crashes of PostgreSQL (immediate stop, recovery) — and, at the end, the validators:
 //   - no gaps: every value written for a key reached its topic (each row's v
 //     goes 1, 2, 3, … across its inserts, updates and deletes, so a lost
 //     change is a missing v);
@@ -48,9 +48,9 @@ func TestSoak(t *testing.T) {
 	ctx := context.Background()
 
 	pg := startInventory(t)
-	mustExec(t, pg, `CREATE TABLE inventory.soak (id int PRIMARY KEY, v bigint NOT NULL, pad text)`)
+	mustExec(t, pg, `CREATE TABLE inventory.soak (id int PRIMARY KEY, v bigint NOT NULL, pad text); INSERT INTO inventory.soak VALUES (100000, 1, 'sentinel')`)
 	m := startMariaDB(t)
-	mariaExec(t, m, `CREATE TABLE soak (id int PRIMARY KEY, v bigint NOT NULL, pad text)`)
+	mariaExec(t, m, `CREATE TABLE soak (id int PRIMARY KEY, v bigint NOT NULL, pad text); INSERT INTO soak VALUES (100000, 1, 'sentinel')`)
 	d := newDaemon(t)
 	d.start()
 	if code, b := d.do("POST", "/connectors", map[string]any{"name": "pgsoak", "config": pgConnector(pg, map[string]string{"table.include.list": "inventory.soak"})}); code != 201 {
@@ -61,6 +61,11 @@ func TestSoak(t *testing.T) {
 	}
 	d.waitTaskState("pgsoak", "RUNNING")
 	d.waitTaskState("mdsoak", "RUNNING")
+	// The writers start after the snapshots (each reads one sentinel row,
+	// its last record): a value overwritten before a snapshot reads its row
+	// is, rightly, never an event, and the no-gaps validator counts every
+	// value written.
+	newConsumer(t, d.kafka, `^(dbserver1|mdb)\.inventory\.soak$`).until(2, 2*time.Minute)
 
 	const keys = 300
 	type keyLog struct {
@@ -210,10 +215,15 @@ func TestSoak(t *testing.T) {
 				longestRecovery = r
 			}
 		default:
-			if err := pg.Restart(ctx); err != nil {
-				t.Fatalf("restart postgres: %v", err)
+			// A crash (immediate stop, then crash recovery). A fast
+			// shutdown waits for every logical replication client to
+			// confirm all it was sent, which the default
+			// lsn.flush.mode=connector never does while idle (as
+			// Debezium's): that is a separate case, not a soak fault.
+			if err := pg.Crash(ctx); err != nil {
+				t.Fatalf("crash postgres: %v", err)
 			}
-			faults["restart-postgres"]++
+			faults["crash-postgres"]++
 		}
 		t.Logf("soak: %s: faults %v, written postgres %d mariadb %d", time.Now().Format("15:04:05"), faults, pgw.n.Load(), mdw.n.Load())
 	}
