@@ -4,7 +4,7 @@ SHELL   := /bin/bash
 GO      ?= go
 BIN     := bin/connectd
 
-.PHONY: all build demo test setup setup-demo bench vet clean screenshot images compose-smoke difftest flinktest
+.PHONY: all build demo test setup setup-demo bench vet clean screenshot images compose-smoke difftest flinktest soak fuzz
 
 all: build
 
@@ -51,9 +51,24 @@ difftest: setup
 flinktest: setup
 	CONNECTD_FLINK_VERSIONS="1.20 2.2" CONNECTD_FLINK_BROKERS="embedded kafka" $(GO) test -count=1 -timeout 30m -run '^TestFlinkSQLOnConnectdTopics$$' -v ./integration/
 
+# The soak (integration/soak_test.go): PostgreSQL and MariaDB pipelines under
+# a steady write load for DURATION, with SIGKILLs of connectd and restarts of
+# PostgreSQL crashes at random times; then no gaps, per-key order and connectd
+# verify. SOAK_SEED repeats a run (its seed is printed).
+DURATION ?= 2m
+SOAK_SEED ?=
+soak: setup build
+	CONNECTD_SOAK_DURATION=$(DURATION) CONNECTD_SOAK_SEED=$(SOAK_SEED) $(GO) test -count=1 -tags soak -timeout 0 -run '^TestSoak$$' -v ./integration/
+
+# Every fuzz target (decoders and parsers of outside input) for FUZZTIME each.
+FUZZTIME ?= 1m
+fuzz:
+	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags docker ./integration/
+	$(GO) vet -tags soak ./integration/
 
 # The images docker-compose.yml and the testcontainers suite use, built from
 # Debian's packages (no registry needed); prints the image variables:

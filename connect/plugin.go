@@ -123,3 +123,14 @@ type WorkerInfo struct {
 type WorkerInfoProvider interface {
 	WorkerInfo() WorkerInfo
 }
+
+// CurrentReader is implemented by source tasks that can read the current
+// state of what they capture (connectd verify): ReadCurrent reads every
+// captured table as a snapshot would, giving each row's record (op "r", the
+// connector's topic, key, schema and value) to emit, without changing
+// anything on the source (no slot, no offsets). The task value is fresh and
+// is not started. It returns the source position the read is consistent with
+// (for example {"lsn": …}), or nil when the connector cannot tell.
+type CurrentReader interface {
+	ReadCurrent(ctx context.Context, cfg map[string]string, emit func(*SourceRecord) error) (map[string]any, error)
+}

@@ -21,14 +21,20 @@ import (
 // stdout, stderr and the exit code.
 func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	return runCLIFor(t, 30*time.Second, args...)
+}
+
+// runCLIFor is runCLI with another time limit.
+func runCLIFor(t *testing.T, limit time.Duration, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("connectd %s did not exit within 30 s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), o.String(), e.String())
+		t.Fatalf("connectd %s did not exit within %s\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), limit, o.String(), e.String())
 	}
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {

@@ -60,6 +60,7 @@ type Registry struct {
 	status  StatusFunc
 	cancel  context.CancelFunc
 	stopped chan struct{}
+	verify  *verifyMetrics // connectd verify results (verify.go)
 }
 
 type taskKey struct {
@@ -89,7 +90,9 @@ func New(opts ...Option) *Registry {
 		o(r)
 	}
 	r.prom = prometheus.NewRegistry()
-	r.prom.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collector{r})
+	r.verify = newVerifyMetrics()
+	r.prom.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collector{r},
+		r.verify.differences, r.verify.consistent, r.verify.finished)
 	return r
 }
 

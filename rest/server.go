@@ -93,6 +93,8 @@ func New(w *runtime.Worker, plugins *connect.Plugins) (*Server, error) {
 	e.GET("/connectors/:name/topics", s.getTopics)
 	e.PUT("/connectors/:name/topics/reset", s.resetTopics)
 	e.GET("/connectors/:name/offsets", s.getOffsets)
+	e.POST("/connectors/:name/verify", s.startVerify)
+	e.GET("/connectors/:name/verify", s.getVerify)
 	e.PATCH("/connectors/:name/offsets", s.alterOffsets, s.toLeader)
 	e.DELETE("/connectors/:name/offsets", s.resetOffsets, s.toLeader)
 	e.GET("/connector-plugins", s.listPlugins)

@@ -145,6 +145,10 @@ type Herder struct {
 
 	// metrics is the worker's monitoring state (metrics.go).
 	metrics *metrics.Registry
+	// verify holds the last connectd verify of each connector (verify.go).
+	verify verifications
+	// ctx is the herder's lifetime (background work such as verify).
+	ctx context.Context
 
 	mu         sync.Mutex
 	connectors map[string]*connectorState
@@ -203,7 +207,7 @@ func WithLogSync(sync func() error) HerderOption {
 func NewHerder(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins, brokers []string, workerID string, log *slog.Logger, opts ...HerderOption) (*Herder, error) {
 	loggers := loggersOf(log)
 	h := &Herder{
-		cfg: cfg, plugins: plugins, workerID: workerID, loggers: loggers,
+		cfg: cfg, plugins: plugins, ctx: context.WithoutCancel(ctx), workerID: workerID, loggers: loggers,
 		log: loggers.Logger(LoggerHerder), taskLog: loggers.Logger(LoggerSourceTask),
 		connectors:  map[string]*connectorState{},
 		running:     map[string]*runningConnector{},

@@ -3,6 +3,7 @@
 //	connectd [run] [--config worker.properties] [-o key=value]...
 //	connectd topics tail TOPIC [--from-beginning] [--max-records N] [--isolation-level read_committed] [--config ...] [-o ...]
 //	connectd status [--url http://host:8083]
+//	connectd verify CONNECTOR [--table T]... [--rounds N] [--buckets N] [--json] [--url http://host:8083]
 //	connectd version
 //	connectd help (or --help after any command)
 package main
@@ -46,17 +47,23 @@ func main() {
 		err = topics(args)
 	case "status":
 		err = status(args)
+	case "verify":
+		err = verify(args)
 	case "help":
 		err = flag.ErrHelp
 	case "version":
 		fmt.Printf("connectd %s (Kafka Connect REST API %s)\n", rest.Commit, rest.Version)
 	default:
-		err = fmt.Errorf("unknown command %q (want run, topics, status, version, help)", cmd)
+		err = fmt.Errorf("unknown command %q (want run, topics, status, verify, version, help)", cmd)
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		// The flag set printed its flags; name the other commands.
 		fmt.Fprint(os.Stderr, usage)
 		return
+	}
+	var ve verifyExit
+	if errors.As(err, &ve) {
+		os.Exit(ve.code)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "connectd:", err)
@@ -68,6 +75,7 @@ const usage = `commands:
   connectd [run] [--config worker.properties] [-o key=value]...
   connectd topics tail TOPIC [--from-beginning] [--max-records N] [--isolation-level read_committed] [--config ...] [-o ...]
   connectd status [--url http://host:8083]
+  connectd verify CONNECTOR [--table T]... [--rounds N] [--buckets N] [--json] [--url http://host:8083]
   connectd version
   connectd help
 `

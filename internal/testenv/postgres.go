@@ -192,6 +192,21 @@ func (pg *Postgres) Restart(ctx context.Context) error {
 	return nil
 }
 
+// Crash stops the server as a power loss would (pg_ctl stop -m immediate:
+// no shutdown checkpoint, crash recovery at the next start) and starts it
+// again. Unlike Restart (a fast shutdown), it does not wait for logical
+// replication clients to confirm what they were sent.
+func (pg *Postgres) Crash(ctx context.Context) error {
+	data := filepath.Join(pg.Dir, "data")
+	if out, err := pg.run(ctx, "pg_ctl", "-D", data, "-w", "-m", "immediate", "stop"); err != nil {
+		return fmt.Errorf("testenv: pg_ctl stop -m immediate: %w: %s", err, out)
+	}
+	if out, err := pg.run(ctx, "pg_ctl", "-D", data, "-l", filepath.Join(pg.Dir, "server.log"), "-w", "start"); err != nil {
+		return fmt.Errorf("testenv: pg_ctl start: %w: %s", err, out)
+	}
+	return nil
+}
+
 func appendFile(path, s string) error {
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
