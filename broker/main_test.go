@@ -7,7 +7,7 @@ import (
 
 // freeAddr returns a free 127.0.0.1 port: the broker listens on a fixed
 // address, as embedded.kafka.listener gives it.
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -14,6 +14,7 @@ targets=(
   ./connectors/mysql:FuzzNormalizeMariaDB
   ./connectors/mysql:FuzzApplyDDL
   ./converters:FuzzJSONToConnect
+  ./broker:FuzzRequestDecoding
 )
 for pt in "${targets[@]}"; do
   pkg=${pt%%:*} name=${pt##*:}

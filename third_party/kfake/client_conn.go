@@ -2,6 +2,7 @@ package kfake
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"time"
@@ -81,6 +82,9 @@ func (creq *clientReq) reply(kresp kmsg.Response) bool {
 	return false
 }
 
+// maxRequestBytes is Kafka's socket.request.max.bytes default.
+const maxRequestBytes = 100 << 20
+
 func (cc *clientConn) read() {
 	defer close(cc.done)
 	defer cc.conn.Close()
@@ -100,7 +104,14 @@ func (cc *clientConn) read() {
 				readCh <- read{err: err}
 				return
 			}
-			body := make([]byte, binary.BigEndian.Uint32(size))
+			// connectd: as Kafka's socket.request.max.bytes (100 MiB), a
+			// larger size closes the connection instead of allocating it.
+			n := binary.BigEndian.Uint32(size)
+			if n > maxRequestBytes {
+				readCh <- read{err: fmt.Errorf("request of %d bytes is larger than %d", n, maxRequestBytes)}
+				return
+			}
+			body := make([]byte, n)
 			_, err := io.ReadFull(cc.conn, body)
 			readCh <- read{body: body, err: err}
 		}()
@@ -125,6 +136,12 @@ func (cc *clientConn) read() {
 			clientID = reader.NullableString()
 			kreq     = kmsg.RequestForKey(key)
 		)
+		// connectd: an unknown API key closes the connection (as Kafka does)
+		// instead of a nil-pointer panic that stopped the whole process.
+		if kreq == nil {
+			cc.c.cfg.logger.Logf(LogLevelDebug, "client %s sent a request for unknown api key %d", who, key)
+			return
+		}
 		kreq.SetVersion(version)
 		if kreq.IsFlexible() {
 			kmsg.SkipTags(&reader)
