@@ -15,6 +15,13 @@ import (
 // renamed since the WAL that named it).
 var errTableNotFound = errors.New("table not found")
 
+// tableNotFound is errTableNotFound for schema.name, worded as before
+// (postgres: table s.n not found) so that the message names the table once.
+type tableNotFound struct{ schema, name string }
+
+func (e tableNotFound) Error() string { return fmt.Sprintf("postgres: table %s.%s not found", e.schema, e.name) }
+func (e tableNotFound) Unwrap() error { return errTableNotFound }
+
 // currentName returns the schema and name the catalog now gives the table
 // of OID oid (ok=false when it no longer exists).
 func currentName(ctx context.Context, conn *pgx.Conn, oid uint32) (schema, name string, ok bool, err error) {
@@ -73,7 +80,7 @@ ORDER BY a.attnum`, schema, name, tm != nil && tm.comments)
 		}
 	}
 	if len(t.Columns) == 0 {
-		return nil, fmt.Errorf("postgres: table %s.%s: %w", schema, name, errTableNotFound)
+		return nil, tableNotFound{schema, name}
 	}
 	rows, err = conn.Query(ctx, `
 SELECT a.attname
