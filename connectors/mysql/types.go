@@ -159,7 +159,13 @@ func newColType(c *column, m valueModes) colType {
 				Param("scale", strconv.Itoa(c.scale)).Param("connect.decimal.precision", strconv.Itoa(c.precision))
 		}
 	case "float":
-		ct.kind, sb = kFloat, b(connect.Float32)
+		if c.floatMD {
+			// FLOAT(M,D): a double in Debezium (its schema for a FLOAT
+			// with a scale)
+			ct.kind, sb = kDouble, b(connect.Float64)
+		} else {
+			ct.kind, sb = kFloat, b(connect.Float32)
+		}
 	case "double", "real":
 		ct.kind, sb = kDouble, b(connect.Float64)
 	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json":
@@ -358,7 +364,10 @@ func (ct *colType) fromText(b []byte) (any, error) {
 var errNoValue = fmt.Errorf("no value")
 
 func zeroDate(s string, err error) error {
-	if strings.HasPrefix(s, "0000-00-00") {
+	// '0000-00-00' and a date with a zero month or day ('2024-00-00',
+	// '2024-02-00': sql_mode without NO_ZERO_IN_DATE): no value, as
+	// Debezium (its binlog deserializer gives no date for them)
+	if strings.HasPrefix(s, "0000-00-00") || len(s) >= 10 && s[4] == '-' && s[7] == '-' && (s[5:7] == "00" || s[8:10] == "00") {
 		return errNoValue
 	}
 	return err
