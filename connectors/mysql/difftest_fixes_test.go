@@ -20,7 +20,7 @@ import (
 // a latin1 table or database reads its text columns as latin1 (they were
 // decoded as utf8mb4: "caf\ufffd") and has defaultCharsetName latin1;
 // FLOAT(M,D) is a double with length and scale; ZEROFILL is part of the
-// type name; a column comment is the literal's text ('c''mt' → "c''mt").
+// type name; a column comment is the literal's text ('c”mt' → "c”mt").
 func TestDifftestFindings(t *testing.T) {
 	m := testenv.MariaDBT(t)
 	ctx := context.Background()
@@ -60,11 +60,22 @@ func TestDifftestFindings(t *testing.T) {
 	defer func() {
 		more := "CREATE TABLE l1 (id INT PRIMARY KEY, t TINYTEXT, f FLOAT(7,3), z INT(5) ZEROFILL COMMENT 'c''mt') DEFAULT CHARSET=utf8mb4;\n" +
 			"CREATE TABLE l2 (id INT PRIMARY KEY, t TINYTEXT);\n" +
-			"INSERT INTO l1 VALUES (1, 'café 😀', 1.5, 7);\nINSERT INTO l2 VALUES (1, 'café');\n"
+			"INSERT INTO l1 VALUES (1, 'café 😀', 1.5, 7);\nINSERT INTO l2 VALUES (1, 'café');\n" +
+			"BEGIN; INSERT INTO nokey VALUES (3, 30); SAVEPOINT sp1; UPDATE nokey SET v = 0 WHERE n = 3; ROLLBACK TO SAVEPOINT sp1; INSERT INTO nokey VALUES (4, 40); COMMIT;\n"
 		if err := m.Exec(ctx, "inventory", more); err != nil {
 			t.Fatal(err)
 		}
-		rs := pollN(t, task, 4)
+		rs := pollN(t, task, 6)
+		// the SAVEPOINT event is one of the transaction's: the second
+		// insert keeps its GTID and counts it (GTID, table map, rows,
+		// SAVEPOINT, table map: event 5), as Debezium's offset
+		first, second := rs[4].Value.(*connect.Struct).Get("source").(*connect.Struct), rs[5].Value.(*connect.Struct).Get("source").(*connect.Struct)
+		if g := second.Get("gtid"); g == nil || g != first.Get("gtid") {
+			t.Errorf("insert after ROLLBACK TO SAVEPOINT: gtid %v, want the transaction's %v", g, first.Get("gtid"))
+		}
+		if ev := rs[5].SourceOffset["event"]; ev != int64(5) {
+			t.Errorf("insert after ROLLBACK TO SAVEPOINT: offset event %v, want 5 (offset %v)", ev, rs[5].SourceOffset)
+		}
 		l1 := rs[0].Value.(*connect.Struct).Get("tableChanges").([]any)[0].(*connect.Struct).Get("table").(*connect.Struct)
 		if cs := l1.Get("defaultCharsetName"); cs != "utf8mb4" {
 			t.Errorf("l1 defaultCharsetName %v, want utf8mb4", cs)

@@ -192,6 +192,10 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 			case strings.EqualFold(q, "COMMIT"):
 				s.commit(int64(h.LogPos))
 				continue
+			case savepointQuery.MatchString(q):
+				// SAVEPOINT / ROLLBACK TO inside a transaction (MariaDB
+				// binlogs the savepoint): an event of the transaction, as in
+				// Debezium's event count, not a statement that ends it
 			default:
 				if err := t.ddl(ctx, &s, h, evStart, string(e.Schema), q); err != nil {
 					return err
@@ -237,6 +241,8 @@ func (t *Task) dbCharset(db string) string {
 	t.dbCharsets[db] = cs
 	return cs
 }
+
+var savepointQuery = regexp.MustCompile(`(?i)^(SAVEPOINT|ROLLBACK\s+(WORK\s+)?TO|RELEASE\s+SAVEPOINT)\b`)
 
 var databaseDDL = regexp.MustCompile(`(?i)^\s*(CREATE|ALTER|DROP)\s+(DATABASE|SCHEMA)\b`)
 
