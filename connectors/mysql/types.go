@@ -263,6 +263,15 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 			v = ct.present(v)
 		}
 		return v, err == nil && v != nil
+	case kDate, kTimestamp, kMicroTS, kMicroTime, kTimeMs:
+		// a DATE/DATETIME/TIME literal default, in the column's own
+		// representation (Debezium's schema default: DATE '2000-01-01' →
+		// 10957)
+		v, err := ct.fromText([]byte(lit))
+		if err == nil && v != nil {
+			v = ct.present(v)
+		}
+		return v, err == nil && v != nil
 	case kZoned:
 		// A zero TIMESTAMP default is the epoch, as Debezium's schema default
 		// (mariadb_types_default.jsonl, edge_types.ts_zero_nn).

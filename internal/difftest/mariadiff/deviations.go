@@ -2,6 +2,8 @@ package mariadiff
 
 import (
 	"regexp"
+	"sort"
+	"strings"
 )
 
 // Deviation is one known difference between connectd and Debezium's
@@ -39,8 +41,138 @@ func (v *Deviation) matches(d *Diff) bool {
 	return v.Match == nil || v.Match(d)
 }
 
-// Deviations is the list the suite enforces.
-var Deviations = []*Deviation{}
+// Deviations is the list the suite enforces (the first matching entry
+// takes a diff).
+var Deviations = []*Deviation{
+	// Debezium's own limitations and bugs
+	{ID: "debezium-empty-hex-default", Reason: "Debezium limitation: its DDL parser cannot read an empty hex literal DEFAULT X'' and the connector fails; connectd captures the table",
+		Doc:  docsMariaDB + "#mariadb-schema-history-topic",
+		Kind: "reference-error", Path: `DDL statement couldn't be parsed.*X''`},
+	{ID: "debezium-binary-default", Reason: "Debezium bug: the schema default of a BINARY/VARBINARY column with a hex literal DEFAULT (X'00', X'FF') is the literal's bytes mangled to text (\\0 and U+FFFD: \"5c30efbfbd\"), which its JsonConverter then writes for a NULL; connectd gives such a column no schema default (a NULL stays null) and keeps the default text as MariaDB reports it",
+		Doc: docsMariaDB + "#mariadb-data-types",
+		Match: func(d *Diff) bool {
+			c := diffColumn(d)
+			binCol := strings.Contains(c, "BINARY(") || strings.Contains(c, "CHARACTER SET binary")
+			switch {
+			case strings.HasSuffix(d.Path, ".default"):
+				return binCol && d.Got == ""
+			case strings.HasSuffix(d.Path, "defaultValueExpression"):
+				return strings.Contains(d.Want, "\ufffd") || strings.Contains(d.Want, `\\0`)
+			case payloadCol.MatchString(d.Path):
+				return binCol && strings.Contains(c, "DEFAULT X'") && d.Got == "null"
+			}
+			return false
+		}},
+	// connectd, known and accepted for now
+	{ID: "bit-default", Reason: "gap: connectd gives a BIT column with a DEFAULT no schema default (Debezium: the default's bytes), so a NULL is written as null where Debezium's JsonConverter writes the default; the DDL's defaultValueExpression is the literal as written (b'1'), Debezium's parser gives its value (1)",
+		Doc: docsMariaDB + "#mariadb-data-types",
+		Match: func(d *Diff) bool {
+			c := diffColumn(d)
+			bitCol := strings.Contains(c, " BIT(") && strings.Contains(c, " DEFAULT b'")
+			switch {
+			case strings.HasSuffix(d.Path, ".default"):
+				return bitCol && d.Got == ""
+			case strings.HasSuffix(d.Path, "defaultValueExpression"):
+				return strings.HasPrefix(d.Got, `"b'`)
+			case payloadCol.MatchString(d.Path):
+				return bitCol && d.Got == "null"
+			}
+			return false
+		}},
+	{ID: "expression-default-ddl", Reason: "gap: a column DEFAULT (expression) in DDL read while streaming (ALTER TABLE … CHANGE/ADD … DEFAULT (2 * 21)) is beyond the TiDB parser: connectd fails the task naming the statement and binlog position (schema.history.internal.skip.unparseable.ddl=true skips it); Debezium's parser reads it. Everything after the failure is its consequence",
+		Doc:  docsMariaDB + "#mariadb-property-schema-history-internal-skip-unparseable-ddl",
+		Kind: "connectd-error", Path: `parse DDL .*DEFAULT \(`},
+	{ID: "non-captured-table-schema", Reason: "gap: with table.include.list/table.exclude.list, Debezium's schema history and schema change events also describe the tables that are not captured (their DROP/CREATE TABLE in the snapshot, their tableChanges, source.table and source.row while streaming); connectd records only the captured tables' structures (as schema.history.internal.store.only.captured.tables.ddl=true would); no captured row differs",
+		Doc: docsMariaDB + "#mariadb-property-schema-history-internal-store-only-captured-tables-ddl",
+		Match: func(d *Diff) bool {
+			if !filtered(d.W) {
+				return false
+			}
+			switch d.Kind {
+			case "missing", "extra":
+				return strings.Contains(d.Path, " ddl ")
+			case "history-missing", "history-extra":
+				return true
+			case "history":
+				return strings.HasPrefix(d.Path, "history.tableChanges")
+			case "value":
+				return d.Op == "" && (strings.HasPrefix(d.Path, "value.payload.tableChanges") || d.Path == "value.payload.source.table" || d.Path == "value.payload.source.row")
+			}
+			return false
+		}},
+	{ID: "snapshot-include-list-order", Reason: "gap: Debezium snapshots the tables in the order of table.include.list, connectd in table id order; so the snapshot's first/last markers and the offset of its last record (snapshot=INITIAL) fall on other records; every row is the same",
+		Doc: docsMariaDB + "#mariadb-property-table-include-list",
+		Match: func(d *Diff) bool {
+			if d.W.Config["table.include.list"] == "" {
+				return false
+			}
+			return d.Kind == "snapshot-order" || d.Op == "r" && (d.Path == "value.payload.source.snapshot" || d.Path == "offset.snapshot")
+		}},
+	{ID: "rename-table-change", Reason: "gap: RENAME TABLE / ALTER TABLE … RENAME TO: Debezium's schema change is one ALTER of the new table id with previousId (source.table the new name); connectd's is a DROP of the old id and a CREATE of the new one (source.table the old name); the records of the renamed table are the same",
+		Doc: docsMariaDB + "#mariadb-schema-change-topic",
+		Match: func(d *Diff) bool {
+			sql := d.W.ChangesSQL()
+			if !strings.Contains(sql, "RENAME TABLE ") && !strings.Contains(sql, " RENAME TO ") {
+				return false
+			}
+			return (d.Kind == "value" && d.Op == "" && (strings.HasPrefix(d.Path, "value.payload.tableChanges") || d.Path == "value.payload.source.table")) ||
+				d.Kind == "history" && strings.HasPrefix(d.Path, "history.tableChanges")
+		}},
+	{ID: "varchar-binary-ddl-type", Reason: "gap: a column declared VARCHAR(n) CHARACTER SET binary in DDL read while streaming is VARBINARY (jdbcType -3, no charset) in connectd's table model, as MariaDB itself reports it (information_schema, SHOW CREATE TABLE); Debezium's parser keeps VARCHAR/12/binary; the values are the same bytes",
+		Doc: docsMariaDB + "#mariadb-data-types",
+		Match: func(d *Diff) bool {
+			if !strings.Contains(d.Path, "tableChanges") {
+				return false
+			}
+			return d.Got == `"VARBINARY"` && d.Want == `"VARCHAR"` || d.Got == "-3" && d.Want == "12" || d.Got == "null" && d.Want == `"binary"` || d.Got == "" && d.Want == `"binary"`
+		}},
+	{ID: "table-comment", Reason: "gap: a table COMMENT (CREATE/ALTER TABLE … COMMENT = '…') is not in connectd's table model: tableChanges' comment is null where Debezium has the text",
+		Doc:  docsMariaDB + "#mariadb-schema-change-topic",
+		Kind: "value|history", Match: func(d *Diff) bool {
+			return (strings.HasSuffix(d.Path, "table.comment") || strings.HasSuffix(d.Path, "tableChanges[0].comment")) && d.Got == "null" || strings.HasSuffix(d.Path, "].comment") && d.Got == "" && d.Want != "null" && strings.HasPrefix(d.Path, "history.tableChanges[") && !strings.Contains(d.Path, "columns")
+		}},
+	{ID: "schema-change-source-fields", Reason: "gap: in some schema change events Debezium's source.row is not 0 (a CREATE TABLE after a multi-row event, CREATE TABLE … AS SELECT) and source.table is \"\" (CREATE INDEX); connectd writes 0 and null; no row is at that position",
+		Doc:  docsMariaDB + "#mariadb-schema-change-topic",
+		Kind: "value", Match: func(d *Diff) bool {
+			return d.Op == "" && (d.Path == "value.payload.source.row" && d.Got == "0" || d.Path == "value.payload.source.table" && d.Got == "null" && d.Want == `""`)
+		}},
+	{ID: "gtid-set-order", Reason: "format: a GTID set of several domains lists the domains in another order (connectd: as MariaDB's gtid_binlog_pos, by domain; Debezium: its own order); the same set, read back the same way",
+		Doc:  docsMariaDB + "#mariadb-offsets",
+		Kind: "offset|history|value", Match: func(d *Diff) bool { return strings.HasSuffix(d.Path, "gtids") && sameSet(d.Got, d.Want) }},
+}
+
+// filtered: the workload's config selects tables (so some tables of its
+// database are not captured).
+func filtered(w *Workload) bool {
+	return w.Config["table.include.list"] != "" || w.Config["table.exclude.list"] != ""
+}
+
+var keyCol = regexp.MustCompile(`^key\.schema\.fields\.\[([^]]*)\]`)
+
+// diffColumn is the generated definition of the column d's path names (in
+// the value or the key), or "".
+func diffColumn(d *Diff) string {
+	if c := d.Column(); c != "" {
+		return c
+	}
+	if m := keyCol.FindStringSubmatch(d.Path); m != nil && d.W != nil {
+		return d.W.Columns[d.Table+"."+m[1]]
+	}
+	return ""
+}
+
+// sameSet: two JSON strings of comma-separated sets with the same members.
+func sameSet(a, b string) bool {
+	if a == b || a == "" || b == "" {
+		return false
+	}
+	split := func(s string) string {
+		p := strings.Split(strings.Trim(s, `"`), ",")
+		sort.Strings(p)
+		return strings.Join(p, ",")
+	}
+	return split(a) == split(b)
+}
 
 // Classify returns the deviation that explains d, or nil.
 func Classify(d *Diff) *Deviation {
