@@ -76,6 +76,23 @@ func TestDifftestFindings(t *testing.T) {
 		if ev := rs[5].SourceOffset["event"]; ev != int64(5) {
 			t.Errorf("insert after ROLLBACK TO SAVEPOINT: offset event %v, want 5 (offset %v)", ev, rs[5].SourceOffset)
 		}
+		// CREATE TABLE … SELECT: its rows are in the CREATE's transaction
+		// (GTID, CREATE, table map: event 3); TRUNCATE TABLE is neither a
+		// schema change event nor a history record
+		if err := m.Exec(ctx, "inventory", "CREATE TABLE ct AS SELECT n, v FROM nokey;\nTRUNCATE TABLE ct;\nINSERT INTO l2 VALUES (2, 'x');\n"); err != nil {
+			t.Fatal(err)
+		}
+		cs := pollN(t, task, 5)
+		ddlSrc := cs[0].Value.(*connect.Struct).Get("source").(*connect.Struct)
+		for i, r := range cs[1:4] {
+			src := r.Value.(*connect.Struct).Get("source").(*connect.Struct)
+			if r.Topic != "dbserver1.inventory.ct" || src.Get("gtid") != ddlSrc.Get("gtid") || r.SourceOffset["event"] != int64(3) {
+				t.Errorf("CTAS row %d: topic %s gtid %v (CREATE's %v) offset %v, want ct rows in the CREATE's transaction at event 3", i+1, r.Topic, src.Get("gtid"), ddlSrc.Get("gtid"), r.SourceOffset)
+			}
+		}
+		if r := cs[4]; r.Topic != "dbserver1.inventory.l2" {
+			t.Errorf("after TRUNCATE: %s %v, want the l2 insert (no record for TRUNCATE)", r.Topic, r.Value)
+		}
 		l1 := rs[0].Value.(*connect.Struct).Get("tableChanges").([]any)[0].(*connect.Struct).Get("table").(*connect.Struct)
 		if cs := l1.Get("defaultCharsetName"); cs != "utf8mb4" {
 			t.Errorf("l1 defaultCharsetName %v, want utf8mb4", cs)

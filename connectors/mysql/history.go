@@ -118,7 +118,9 @@ func dbzColumnOf(c *column) dbzColumn {
 		d.hasDefault = true
 		if v := *c.defaultSQL; v != "NULL" {
 			if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
-				v = strings.ReplaceAll(v[1:len(v)-1], "''", "'")
+				// the literal's text, escapes kept ('it''s' → it''s), as
+				// Debezium's parser keeps it
+				v = v[1 : len(v)-1]
 			}
 			d.defaultExp = &v
 		}

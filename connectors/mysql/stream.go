@@ -21,15 +21,19 @@ import (
 // txState follows the binlog position as Debezium's BinlogOffsetContext.
 type txState struct {
 	file        string
-	txStart     int64                    // position of the current transaction's first event
-	gtidsBefore string                   // GTID set of the transactions completed before it
-	gtid        string                   // the current transaction's GTID ("" = none)
-	events      int64                    // events of the current transaction fully processed
-	skipEvents  int64                    // on resume: events of the first transaction already emitted
-	skipRows    int64                    // on resume: rows of event skipEvents already emitted
-	serverID    int64                    // server_id of the last event read
-	tsSec       int64                    // timestamp (s) of the last event read
-	keep        func(source string) bool // gtid.source.includes/excludes
+	txStart     int64  // position of the current transaction's first event
+	gtidsBefore string // GTID set of the transactions completed before it
+	gtid        string // the current transaction's GTID ("" = none)
+	// grouped: the current MariaDB GTID event is not standalone: its
+	// statements end at a COMMIT/XID, not at a DDL (CREATE TABLE … SELECT
+	// logs the CREATE, then the rows)
+	grouped    bool
+	events     int64                    // events of the current transaction fully processed
+	skipEvents int64                    // on resume: events of the first transaction already emitted
+	skipRows   int64                    // on resume: rows of event skipEvents already emitted
+	serverID   int64                    // server_id of the last event read
+	tsSec      int64                    // timestamp (s) of the last event read
+	keep       func(source string) bool // gtid.source.includes/excludes
 }
 
 // heartbeat runs heartbeat.action.query, if set, and queues a heartbeat
@@ -164,6 +168,11 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 			*replication.MariadbBinlogCheckPointEvent, *replication.PreviousGTIDsEvent:
 			continue // between transactions; not counted
 		case *replication.MariadbGTIDEvent:
+			if s.gtid != "" {
+				// the previous transaction ended without a COMMIT event
+				s.commit(evStart)
+			}
+			s.grouped = !e.IsStandalone()
 			s.txStart = evStart
 			s.gtid = fmt.Sprintf("%d-%d-%d", e.GTID.DomainID, e.GTID.ServerID, e.GTID.SequenceNumber)
 			s.events = 1
@@ -196,9 +205,20 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 				// SAVEPOINT / ROLLBACK TO inside a transaction (MariaDB
 				// binlogs the savepoint): an event of the transaction, as in
 				// Debezium's event count, not a statement that ends it
+			case truncateQuery.MatchString(q):
+				// TRUNCATE TABLE: no schema change and no history record,
+				// as Debezium (skipped.operations=t by default; truncate
+				// events are not implemented for MariaDB)
+				s.commit(int64(h.LogPos))
+				continue
 			default:
 				if err := t.ddl(ctx, &s, h, evStart, string(e.Schema), q); err != nil {
 					return err
+				}
+				if s.grouped {
+					// CREATE TABLE … SELECT: its rows follow in the same
+					// transaction (GTID, CREATE, rows, COMMIT)
+					break
 				}
 				s.commit(int64(h.LogPos))
 				continue
@@ -241,6 +261,10 @@ func (t *Task) dbCharset(db string) string {
 	t.dbCharsets[db] = cs
 	return cs
 }
+
+var (
+	truncateQuery = regexp.MustCompile(`(?i)^TRUNCATE\b`)
+)
 
 var savepointQuery = regexp.MustCompile(`(?i)^(SAVEPOINT|ROLLBACK\s+(WORK\s+)?TO|RELEASE\s+SAVEPOINT)\b`)
 

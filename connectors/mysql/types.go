@@ -318,6 +318,12 @@ func (ct *colType) fromText(b []byte) (any, error) {
 		f, err := strconv.ParseFloat(s, 32)
 		return float32(f), err
 	case kDouble:
+		if c.floatMD {
+			// FLOAT(M,D) is stored as a float: its double is the float's
+			// (1234.567 → 1234.5670166015625), as the binlog's and Debezium's
+			f, err := strconv.ParseFloat(s, 32)
+			return float64(float32(f)), err
+		}
 		return strconv.ParseFloat(s, 64)
 	case kString, kEnum, kSet, kUUID, kInet:
 		return s, nil
