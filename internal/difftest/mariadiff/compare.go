@@ -201,9 +201,10 @@ func splitSnapshot(rs []Record) int {
 func tableOrder(rs []Record) []string {
 	var out []string
 	for i := range rs {
-		t := recordMeta(&rs[i]).table
-		if t == "" {
-			continue
+		m := recordMeta(&rs[i])
+		t := m.table
+		if t == "" || m.op == "" {
+			continue // tombstones and schema change events
 		}
 		if len(out) == 0 || out[len(out)-1] != t {
 			out = append(out, t)
