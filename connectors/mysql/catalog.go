@@ -109,7 +109,8 @@ type table struct {
 const implicitPeriodColumns = 2
 
 // listTables returns the captured tables as [database, table], sorted as
-// Debezium snapshots them (by table id).
+// Debezium snapshots them: in the order of the table.include.list pattern
+// that matches them first, then by table id.
 func listTables(conn *client.Conn, c *config) ([][2]string, error) {
 	r, err := conn.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED')`)
 	if err != nil {
@@ -123,7 +124,18 @@ func listTables(conn *client.Conn, c *config) ([][2]string, error) {
 			out = append(out, [2]string{db, tb})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
+	rank := func(t [2]string) int {
+		for i, re := range c.tbInclude {
+			if re.MatchString(t[0] + "." + t[1]) {
+				return i
+			}
+		}
+		return 0
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if ri, rj := rank(out[i]), rank(out[j]); ri != rj {
+			return ri < rj
+		}
 		if out[i][0] != out[j][0] {
 			return out[i][0] < out[j][0]
 		}

@@ -132,3 +132,34 @@ func TestDifftestFindings(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotIncludeListOrder: the snapshot emits the tables in the order
+// of table.include.list (then by id), as Debezium (the MariaDB differential
+// suite's seed 1: USER_2 before Order Items).
+func TestSnapshotIncludeListOrder(t *testing.T) {
+	m := testenv.MariaDBT(t)
+	ctx := context.Background()
+	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE alpha (id INT PRIMARY KEY);\nINSERT INTO alpha VALUES (1);\n"+
+		"CREATE TABLE zeta (id INT PRIMARY KEY);\nINSERT INTO zeta VALUES (1);\nCREATE TABLE zeta2 (id INT PRIMARY KEY);\nINSERT INTO zeta2 VALUES (1);\n"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := baseConfig(m)
+	cfg[KeyTableIncludeList] = `INVENTORY\.ZETA2,inventory\.alpha,inventory\.zeta`
+	task := startTask(t, cfg, nil)
+	rs := pollUntil(t, task, func(rs []*connect.SourceRecord) bool {
+		return len(rs) > 0 && snapshotMarker(rs[len(rs)-1]) == snapLast
+	})
+	var order []string
+	for _, r := range rs {
+		if r.Topic != "dbserver1" {
+			order = append(order, r.Topic)
+		}
+	}
+	want := []string{"dbserver1.inventory.zeta2", "dbserver1.inventory.alpha", "dbserver1.inventory.zeta"}
+	if len(order) != 3 || order[0] != want[0] || order[1] != want[1] || order[2] != want[2] {
+		t.Fatalf("snapshot order %v, want %v", order, want)
+	}
+}

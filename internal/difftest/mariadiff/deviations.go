@@ -118,14 +118,6 @@ var Deviations = []*Deviation{
 			}
 			return false
 		}},
-	{ID: "snapshot-include-list-order", Reason: "gap: Debezium snapshots the tables in the order of table.include.list, connectd in table id order; so the snapshot's first/last markers and the offset of its last record (snapshot=INITIAL) fall on other records; every row is the same",
-		Doc: docsMariaDB + "#mariadb-property-table-include-list",
-		Match: func(d *Diff) bool {
-			if d.W.Config["table.include.list"] == "" {
-				return false
-			}
-			return d.Kind == "snapshot-order" || d.Op == "r" && (d.Path == "value.payload.source.snapshot" || d.Path == "offset.snapshot")
-		}},
 	{ID: "rename-table-change", Reason: "gap: RENAME TABLE / ALTER TABLE … RENAME TO: Debezium's schema change is one ALTER of the new table id with previousId (source.table the new name); connectd's is a DROP of the old id and a CREATE of the new one (source.table the old name); the records of the renamed table are the same",
 		Doc: docsMariaDB + "#mariadb-schema-change-topic",
 		Match: func(d *Diff) bool {
