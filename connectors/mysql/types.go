@@ -256,6 +256,12 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 	if len(lit) >= 2 && lit[0] == '\'' && lit[len(lit)-1] == '\'' {
 		lit = strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
 	}
+	if ct.kind == kDouble && ct.col.floatMD {
+		// a FLOAT(M,D) DEFAULT is the literal's double (Debezium: 1234.567),
+		// not the stored float's
+		f, err := strconv.ParseFloat(lit, 64)
+		return f, err == nil
+	}
 	switch ct.kind {
 	case kInt16, kInt32, kInt64, kFloat, kDouble, kString, kDecimal, kYear, kEnum, kSet, kUDecimal, kUUID, kInet:
 		v, err := ct.fromText([]byte(lit))

@@ -48,12 +48,12 @@ func (v *Deviation) matches(d *Diff) bool {
 var Deviations = []*Deviation{
 	// Debezium's own limitations and bugs
 	{ID: "debezium-empty-hex-default", Reason: "Debezium limitation: its DDL parser cannot read an empty hex literal DEFAULT X'' (NoViableAltException) and the connector fails; connectd captures the table",
-		Doc:  docsMariaDB + "#mariadb-schema-history-topic",
+		Doc: docsMariaDB + "#mariadb-schema-history-topic", Seeds: []int64{9},
 		Kind: "reference-error", Match: func(d *Diff) bool {
 			return (strings.Contains(d.Path, "NoViableAlt") || strings.Contains(d.Path, "couldn't be parsed")) && strings.Contains(d.W.SetupSQL()+d.W.ChangesSQL(), "DEFAULT X''")
 		}},
 	{ID: "debezium-binary-default", Reason: "Debezium bug: the schema default of a BINARY/VARBINARY column with a hex literal DEFAULT (X'00', X'FF') is the literal's bytes mangled to text (\\0 and U+FFFD: \"5c30efbfbd\"), which its JsonConverter then writes for a NULL; connectd gives such a column no schema default (a NULL stays null) and keeps the default text as MariaDB reports it",
-		Doc: docsMariaDB + "#mariadb-data-types",
+		Doc: docsMariaDB + "#mariadb-data-types", Seeds: []int64{1, 6},
 		Match: func(d *Diff) bool {
 			c := diffColumn(d)
 			binCol := strings.Contains(c, "BINARY(") || strings.Contains(c, "CHARACTER SET binary")
@@ -68,22 +68,22 @@ var Deviations = []*Deviation{
 			return false
 		}},
 	{ID: "debezium-escaped-string-default", Reason: "Debezium bug: a string column's DEFAULT with an escaped quote ('it''s') has the SQL text it''s as its schema default (and JsonConverter writes that for a NULL); connectd's default is the value it's",
-		Doc:  docsMariaDB + "#mariadb-data-types",
+		Doc: docsMariaDB + "#mariadb-data-types", Seeds: []int64{12, 32},
 		Kind: "value|key", Path: `\.default$`, Match: func(d *Diff) bool { return strings.Contains(d.Want, "''") && !strings.Contains(d.Got, "''") }},
 	{ID: "snapshot-zoned-fraction", Reason: "Debezium: in the snapshot (JDBC) a TIMESTAMP(n) value's fraction loses its trailing zeros (…00.5Z for TIMESTAMP(2)); connectd writes n digits in the snapshot as in the binlog (…00.50Z); the instant is the same",
-		Doc:  docsMariaDB + "#mariadb-temporal-types",
+		Doc: docsMariaDB + "#mariadb-temporal-types", Seeds: []int64{19, 25},
 		Kind: "value", Match: func(d *Diff) bool {
 			return d.Op == "r" && strings.Contains(diffColumn(d), "TIMESTAMP(") && strings.HasPrefix(d.Got, `"`) && strings.HasSuffix(d.Got, `0Z"`) && strings.TrimRight(strings.TrimSuffix(d.Got, `Z"`), "0") == strings.TrimRight(strings.TrimSuffix(d.Want, `Z"`), "0")
 		}},
 	// connectd, known and accepted for now
 	{ID: "like-non-captured-table", Reason: "gap: CREATE TABLE … LIKE a table that is not captured (table.exclude.list): connectd does not know its structure and fails the task naming the statement and binlog position (never a wrong event); Debezium tracks every table's structure. Everything after the failure is its consequence",
-		Doc:  docsMariaDB + "#mariadb-property-table-exclude-list",
+		Doc: docsMariaDB + "#mariadb-property-table-exclude-list", Seeds: []int64{15},
 		Kind: "connectd-error", Path: `LIKE .* is not known`},
 	{ID: "column-propagate-comment", Reason: "gap: column.propagate.source.type on a column with a COMMENT: Debezium adds the schema parameter __debezium.source.column.comment; connectd does not",
-		Doc:  docsMariaDB + "#mariadb-property-column-propagate-source-type",
+		Doc: docsMariaDB + "#mariadb-property-column-propagate-source-type", Seeds: []int64{14},
 		Kind: "value|key", Path: `__debezium\.source\.column\.comment$`},
 	{ID: "bit-default", Reason: "gap: connectd gives a BIT column with a DEFAULT no schema default (Debezium: the default's bytes), so a NULL is written as null where Debezium's JsonConverter writes the default; the DDL's defaultValueExpression is the literal as written (b'1'), Debezium's parser gives its value (1)",
-		Doc: docsMariaDB + "#mariadb-data-types",
+		Doc: docsMariaDB + "#mariadb-data-types", Seeds: []int64{2, 8},
 		Match: func(d *Diff) bool {
 			c := diffColumn(d)
 			bitCol := strings.Contains(c, " BIT(") && strings.Contains(c, " DEFAULT b'")
@@ -98,10 +98,10 @@ var Deviations = []*Deviation{
 			return false
 		}},
 	{ID: "expression-default-ddl", Reason: "gap: a column DEFAULT (expression) in DDL read while streaming (ALTER TABLE … CHANGE/ADD … DEFAULT (2 * 21)) is beyond the TiDB parser: connectd fails the task naming the statement and binlog position (schema.history.internal.skip.unparseable.ddl=true skips it); Debezium's parser reads it. Everything after the failure is its consequence",
-		Doc:  docsMariaDB + "#mariadb-property-schema-history-internal-skip-unparseable-ddl",
+		Doc: docsMariaDB + "#mariadb-property-schema-history-internal-skip-unparseable-ddl", Seeds: []int64{4},
 		Kind: "connectd-error", Path: `parse DDL .*DEFAULT \(`},
 	{ID: "non-captured-table-schema", Reason: "gap: with table.include.list/table.exclude.list, Debezium's schema history and schema change events also describe the tables that are not captured (their DROP/CREATE TABLE in the snapshot, their tableChanges, source.table and source.row while streaming); connectd records only the captured tables' structures (as schema.history.internal.store.only.captured.tables.ddl=true would); no captured row differs",
-		Doc: docsMariaDB + "#mariadb-property-schema-history-internal-store-only-captured-tables-ddl",
+		Doc: docsMariaDB + "#mariadb-property-schema-history-internal-store-only-captured-tables-ddl", Seeds: []int64{1, 2},
 		Match: func(d *Diff) bool {
 			if !filtered(d.W) {
 				return false
@@ -119,7 +119,7 @@ var Deviations = []*Deviation{
 			return false
 		}},
 	{ID: "rename-table-change", Reason: "gap: RENAME TABLE / ALTER TABLE … RENAME TO: Debezium's schema change is one ALTER of the new table id with previousId (source.table the new name); connectd's is a DROP of the old id and a CREATE of the new one (source.table the old name); the records of the renamed table are the same",
-		Doc: docsMariaDB + "#mariadb-schema-change-topic",
+		Doc: docsMariaDB + "#mariadb-schema-change-topic", Seeds: []int64{7, 22},
 		Match: func(d *Diff) bool {
 			sql := d.W.ChangesSQL()
 			if !strings.Contains(sql, "RENAME TABLE ") && !strings.Contains(sql, " RENAME TO ") {
@@ -129,7 +129,7 @@ var Deviations = []*Deviation{
 				d.Kind == "history" && strings.HasPrefix(d.Path, "history.tableChanges")
 		}},
 	{ID: "varchar-binary-ddl-type", Reason: "gap: a column declared VARCHAR(n) CHARACTER SET binary in DDL read while streaming is VARBINARY (jdbcType -3, no charset) in connectd's table model, as MariaDB itself reports it (information_schema, SHOW CREATE TABLE); Debezium's parser keeps VARCHAR/12/binary; the values are the same bytes",
-		Doc: docsMariaDB + "#mariadb-data-types",
+		Doc: docsMariaDB + "#mariadb-data-types", Seeds: []int64{4},
 		Match: func(d *Diff) bool {
 			if !strings.Contains(d.Path, "tableChanges") {
 				return false
@@ -137,25 +137,36 @@ var Deviations = []*Deviation{
 			return d.Got == `"VARBINARY"` && d.Want == `"VARCHAR"` || d.Got == "-3" && d.Want == "12" || d.Got == "null" && d.Want == `"binary"` || d.Got == "" && d.Want == `"binary"`
 		}},
 	{ID: "table-comment", Reason: "gap: a table COMMENT (CREATE/ALTER TABLE … COMMENT = '…') is not in connectd's table model: tableChanges' comment is null where Debezium has the text",
-		Doc:  docsMariaDB + "#mariadb-schema-change-topic",
+		Doc: docsMariaDB + "#mariadb-schema-change-topic", Seeds: []int64{3},
 		Kind: "value|history", Match: func(d *Diff) bool {
 			return (strings.HasSuffix(d.Path, "table.comment") || strings.HasSuffix(d.Path, "tableChanges[0].comment")) && d.Got == "null" || strings.HasSuffix(d.Path, "].comment") && d.Got == "" && d.Want != "null" && strings.HasPrefix(d.Path, "history.tableChanges[") && !strings.Contains(d.Path, "columns")
 		}},
 	{ID: "schema-change-source-fields", Reason: "gap: in some schema change events Debezium's source.row is not 0 (a CREATE TABLE after a multi-row event, CREATE TABLE … AS SELECT) and source.table is \"\" (CREATE INDEX); connectd writes 0 and null; no row is at that position",
-		Doc:  docsMariaDB + "#mariadb-schema-change-topic",
+		Doc: docsMariaDB + "#mariadb-schema-change-topic", Seeds: []int64{3, 12},
 		Kind: "value", Match: func(d *Diff) bool {
 			return d.Op == "" && (d.Path == "value.payload.source.row" && d.Got == "0" || d.Path == "value.payload.source.table" && d.Got == "null" && d.Want == `""`)
 		}},
 	{ID: "key-header-format", Reason: "format (as in the PostgreSQL suite): the __debezium.newkey/oldkey header of a primary key change: Debezium writes Kafka Connect's Values.convertToString of the key struct; connectd writes JSON-like text with Go values for a decimal key ({5 0}); the key itself is the same",
-		Doc:  docsMariaDB + "#mariadb-primary-key-updates",
+		Doc: docsMariaDB + "#mariadb-primary-key-updates", Seeds: []int64{13, 20},
 		Kind: "headers", Match: onlyKeyHeadersDiffer},
 	{ID: "bigint-unsigned-default", Reason: "gap: a BIGINT UNSIGNED column's DEFAULT beyond int64 with bigint.unsigned.handling.mode=long: connectd's schema default wraps as its values do (18446744073709551615 → -1), Debezium's clamps (9223372036854775807)",
-		Doc:  docsMariaDB + "#mariadb-property-bigint-unsigned-handling-mode",
+		Doc: docsMariaDB + "#mariadb-property-bigint-unsigned-handling-mode", Seeds: []int64{12, 14},
 		Kind: "value|key", Match: func(d *Diff) bool {
 			return strings.Contains(diffColumn(d), "BIGINT UNSIGNED") && d.Want == "9223372036854775807"
 		}},
+	{ID: "year-zero", Reason: "gap: YEAR value 0 (0000) and YEAR DEFAULT 0: connectd writes 0; Debezium writes 1900 for the value in the binlog and 2000 as the schema default (its year handling of 0); not yet decided which a user expects",
+		Doc: docsMariaDB + "#mariadb-temporal-types", Seeds: []int64{19, 20},
+		Kind: "value|key", Match: func(d *Diff) bool { return strings.Contains(diffColumn(d), " YEAR") && d.Got == "0" }},
+	{ID: "doc-after-alter", Reason: "gap: after some ALTER TABLE … MODIFY/CHANGE/ADD statements Debezium's field schema has no doc for a commented column (the COMMENT is in its history); connectd keeps the comment as the doc",
+		Doc: docsMariaDB + "#mariadb-schema-change-topic", Seeds: []int64{20},
+		Kind: "value|key", Path: `\.doc$`, Match: func(d *Diff) bool { return d.Want == "" && d.Op != "r" }},
+	{ID: "gtid-domain-lag", Reason: "OPEN BUG (not accepted; issue material): after SET SESSION gtid_domain_id = N (N ≠ 0) connectd labels a transaction with the next transaction's GTID (1-1-2 for 1-1-1) and counts it as completed in the offset's gtids one transaction early; reproduced outside the suite (a transaction after a domain switch); Debezium is right",
+		Doc: docsMariaDB + "#mariadb-offsets", Seeds: []int64{12, 13},
+		Kind: "offset|value|history", Match: func(d *Diff) bool {
+			return nonZeroDomain.MatchString(d.W.ChangesSQL()) && (strings.HasSuffix(d.Path, "gtids") || d.Path == "value.payload.source.gtid")
+		}},
 	{ID: "gtid-set-order", Reason: "format: a GTID set of several domains lists the domains in another order (connectd: as MariaDB's gtid_binlog_pos, by domain; Debezium: its own order); the same set, read back the same way",
-		Doc:  docsMariaDB + "#mariadb-offsets",
+		Doc: docsMariaDB + "#mariadb-offsets", Seeds: []int64{6, 7},
 		Kind: "offset|history|value", Match: func(d *Diff) bool { return strings.HasSuffix(d.Path, "gtids") && sameSet(d.Got, d.Want) }},
 }
 
@@ -164,6 +175,8 @@ var Deviations = []*Deviation{
 func filtered(w *Workload) bool {
 	return w.Config["table.include.list"] != "" || w.Config["table.exclude.list"] != ""
 }
+
+var nonZeroDomain = regexp.MustCompile(`gtid_domain_id = [1-9]`)
 
 var keyCol = regexp.MustCompile(`^key\.schema\.fields\.\[([^]]*)\]`)
 
