@@ -34,15 +34,22 @@ test: setup build vet
 	else echo "make test: Docker is not usable, so the testcontainers suite (-tags docker) does not run"; fi; \
 	set -x; $(GO) test -count=1 -timeout 20m $$tags ./...
 
-# The differential suite: SEEDS generated PostgreSQL workloads, each through
-# the real Debezium 3.6.1 and connectd on one PostgreSQL 15, every record
-# compared (internal/difftest/pgdiff; about 12 s a seed). make test runs its
-# fixed CI seeds. A failing seed's reproduction is in $(DIFFTEST_OUT)/seed-N/.
+# The differential suites: SEEDS generated PostgreSQL workloads, each through
+# the real Debezium 3.6.1 and connectd on one PostgreSQL 15
+# (internal/difftest/pgdiff; about 12 s a seed), then MARIADB_SEEDS generated
+# MariaDB workloads, each through the real Debezium MariaDbConnector 3.5.0 and
+# connectd on one MariaDB (internal/difftest/mariadiff; about 17 s a seed;
+# MARIADB_SEEDS=A-B runs seeds A..B), every record and schema history record
+# compared. make test runs their fixed CI seeds. A failing seed's reproduction
+# is in $(DIFFTEST_OUT)/seed-N/ (PostgreSQL) and $(DIFFTEST_OUT)/mariadb/seed-N/.
 SEEDS ?= 300
+MARIADB_SEEDS ?= $(SEEDS)
 DIFFTEST_OUT ?= $(CURDIR)/.cache/difftest
 difftest: setup
 	mkdir -p $(DIFFTEST_OUT)
-	DIFFTEST_SEEDS=$(SEEDS) DIFFTEST_OUT=$(DIFFTEST_OUT) $(GO) test -count=1 -timeout 0 -run '^TestDifferential$$' -v ./internal/difftest/pgdiff/
+	rc=0; DIFFTEST_SEEDS=$(SEEDS) DIFFTEST_OUT=$(DIFFTEST_OUT) $(GO) test -count=1 -timeout 0 -run '^TestDifferential$$' -v ./internal/difftest/pgdiff/ || rc=1; \
+	MARIADIFF_SEEDS=$(MARIADB_SEEDS) DIFFTEST_OUT=$(DIFFTEST_OUT) $(GO) test -count=1 -timeout 0 -run '^TestDifferential$$' -v ./internal/difftest/mariadiff/ || rc=1; \
+	exit $$rc
 
 # Flink SQL on connectd's change topics (integration/flink_test.go): Flink
 # 1.20 and 2.2 (local MiniCluster, scripts/flink.sh), each on the embedded

@@ -103,6 +103,11 @@ if [ "$mode" = test ]; then
   # (reference/debezium/target, rebuilt when pom.xml or Capture.java changes).
   BUILD_ONLY=1 bash "$(dirname "$0")/../reference/debezium/capture.sh" ||
     { echo "setup: building the Debezium reference (reference/debezium) failed" >&2; exit 1; }
+  # The MariaDB differential suite (internal/difftest/mariadiff) and the
+  # MariaDB golden tests' reference: Debezium's MariaDbConnector 3.5.0
+  # (reference/debezium/target-mariadb, built once).
+  FLAVOR=mariadb BUILD_ONLY=1 bash "$(dirname "$0")/../reference/debezium/capture-mysql.sh" ||
+    { echo "setup: building the Debezium MariaDB reference (reference/debezium/pom-mariadb.xml) failed" >&2; exit 1; }
 fi
 if [ "$mode" = test ]; then
   # The testcontainers suite needs a running Docker engine and the local

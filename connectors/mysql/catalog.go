@@ -18,10 +18,12 @@ type column struct {
 	dataType   string // DATA_TYPE, lower case: "int", "varchar", "datetime", …
 	columnType string // COLUMN_TYPE: "int(10) unsigned", "enum('a','b')", …
 	unsigned   bool
-	precision  int // NUMERIC_PRECISION, or the length of BIT(n)/BINARY(n)
-	scale      int // NUMERIC_SCALE
-	fsp        int // DATETIME_PRECISION
-	length     int // CHARACTER_MAXIMUM_LENGTH (bytes for binary types)
+	zerofill   bool // ZEROFILL (Debezium's type name ends with it)
+	floatMD    bool // FLOAT(M,D): precision M, scale D
+	precision  int  // NUMERIC_PRECISION, or the length of BIT(n)/BINARY(n)
+	scale      int  // NUMERIC_SCALE
+	fsp        int  // DATETIME_PRECISION
+	length     int  // CHARACTER_MAXIMUM_LENGTH (bytes for binary types)
 	defaultSQL *string
 	options    []string // ENUM / SET values
 	width      int      // display width of integer types (int(11) → 11); 0 = none
@@ -45,6 +47,10 @@ func (c *column) dbzLength() int {
 		return c.width
 	case "decimal", "numeric", "bit":
 		return c.precision
+	case "float":
+		if c.floatMD {
+			return c.precision
+		}
 	case "datetime", "timestamp", "time":
 		return c.fsp
 	case "char", "varchar", "binary", "varbinary":
@@ -92,6 +98,10 @@ type table struct {
 	// whose row NEXTVAL() rewrites in the binlog; neither snapshotted
 	// (listTables reads base tables) nor streamed.
 	sequence bool
+	// charset is the table's default character set (its DEFAULT CHARSET,
+	// else its database's): Debezium's defaultCharsetName, and the
+	// charset of its character columns declared without one.
+	charset string
 }
 
 // implicitPeriodColumns are the hidden columns (row_start, row_end) of a
@@ -99,7 +109,8 @@ type table struct {
 const implicitPeriodColumns = 2
 
 // listTables returns the captured tables as [database, table], sorted as
-// Debezium snapshots them (by table id).
+// Debezium snapshots them: in the order of the table.include.list pattern
+// that matches them first, then by table id.
 func listTables(conn *client.Conn, c *config) ([][2]string, error) {
 	r, err := conn.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED')`)
 	if err != nil {
@@ -113,7 +124,18 @@ func listTables(conn *client.Conn, c *config) ([][2]string, error) {
 			out = append(out, [2]string{db, tb})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
+	rank := func(t [2]string) int {
+		for i, re := range c.tbInclude {
+			if re.MatchString(t[0] + "." + t[1]) {
+				return i
+			}
+		}
+		return 0
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if ri, rj := rank(out[i]), rank(out[j]); ri != rj {
+			return ri < rj
+		}
 		if out[i][0] != out[j][0] {
 			return out[i][0] < out[j][0]
 		}
@@ -155,6 +177,8 @@ func loadTable(conn *client.Conn, db, name string) (*table, error) {
 		l, _ := r.GetInt(i, 9)
 		c.precision, c.scale, c.fsp, c.length = int(p), int(s), int(f), int(l)
 		c.unsigned = strings.Contains(strings.ToLower(c.columnType), "unsigned")
+		c.zerofill = strings.Contains(strings.ToLower(c.columnType), "zerofill")
+		c.floatMD = c.dataType == "float" && strings.Contains(c.columnType, ",")
 		switch c.dataType {
 		case "enum", "set":
 			c.options = parseOptions(c.columnType)
@@ -167,6 +191,7 @@ func loadTable(conn *client.Conn, db, name string) (*table, error) {
 		extra, _ := r.GetString(i, 13)
 		c.autoInc = strings.Contains(strings.ToLower(extra), "auto_increment")
 		c.comment, _ = r.GetString(i, 14)
+		c.comment = commentLiteral(c.comment)
 		if w, ok := intWidths[c.dataType]; ok {
 			c.width = parenInt(c.columnType, w[0])
 		}
@@ -203,6 +228,10 @@ func loadTable(conn *client.Conn, db, name string) (*table, error) {
 	}
 	// COLUMN_KEY=PRI lists key columns in table order; the key order is the
 	// index's, from STATISTICS.
+	if r, err := conn.Execute(`SELECT COALESCE(TABLE_COLLATION, '') FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, db, name); err == nil && len(r.Values) > 0 {
+		coll, _ := r.GetString(0, 0)
+		t.charset = charsetOfCollation(coll)
+	}
 	if len(t.PrimaryKey) > 1 {
 		r, err := conn.Execute(`SELECT COLUMN_NAME FROM information_schema.STATISTICS
 		  WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND INDEX_NAME = 'PRIMARY' ORDER BY SEQ_IN_INDEX`, db, name)
@@ -267,3 +296,25 @@ func parenInt(ct string, def int) int {
 }
 
 func quoteIdent(s string) string { return "`" + strings.ReplaceAll(s, "`", "``") + "`" }
+
+// commentLiteral is a column comment as Debezium's DDL parser keeps it: the
+// text between the quotes of its literal, escapes not undone (COMMENT
+// 'c”mt' is "c”mt"), as SHOW CREATE TABLE writes it.
+func commentLiteral(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", "''")
+}
+
+// charsetOfCollation is the character set a collation name belongs to
+// (latin1_swedish_ci → latin1); "" for "".
+func charsetOfCollation(coll string) string {
+	cs, _, _ := strings.Cut(coll, "_")
+	return cs
+}
+
+// charsetOr is cs, or utf8mb4 when it is unknown.
+func charsetOr(cs string) string {
+	if cs == "" {
+		return "utf8mb4"
+	}
+	return cs
+}

@@ -107,7 +107,7 @@ func TestMariaDBDDLColumnModel(t *testing.T) {
 		{"CREATE TABLE c (id int PRIMARY KEY, a varchar(10) CHARACTER SET latin2 COLLATE latin2_czech_cs, b text, g point NOT NULL, SPATIAL KEY (g))", "c", "id:int,a:varchar,b:text,g:point", "id", 0},
 		{"ALTER TABLE c MODIFY b enum('x','y') CHARACTER SET ucs2, ADD COLUMN d decimal(10,2)", "c", "id:int,a:varchar,b:enum,g:point,d:decimal", "id", 0},
 	} {
-		if _, _, err := cat.applyDDL(p, "db", step.ddl, all); err != nil {
+		if _, _, err := cat.applyDDL(p, "db", step.ddl, all, nil); err != nil {
 			t.Fatalf("%s: %v", step.ddl, err)
 		}
 		tb := cat["db."+step.table]

@@ -98,6 +98,9 @@ func dbzColumnOf(c *column) dbzColumn {
 	if c.unsigned {
 		d.typeName += " UNSIGNED"
 	}
+	if c.zerofill {
+		d.typeName += " ZEROFILL"
+	}
 	if c.charset != "" {
 		cs := c.charset
 		d.charset = &cs
@@ -105,7 +108,7 @@ func dbzColumnOf(c *column) dbzColumn {
 	if n := c.dbzLength(); n > 0 {
 		d.length = intp(n)
 	}
-	if c.dataType == "decimal" || c.dataType == "numeric" {
+	if c.dataType == "decimal" || c.dataType == "numeric" || c.floatMD {
 		d.scale = intp(c.scale)
 	}
 	for _, o := range c.options {
@@ -115,7 +118,9 @@ func dbzColumnOf(c *column) dbzColumn {
 		d.hasDefault = true
 		if v := *c.defaultSQL; v != "NULL" {
 			if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
-				v = strings.ReplaceAll(v[1:len(v)-1], "''", "'")
+				// the literal's text, escapes kept ('it''s' → it''s), as
+				// Debezium's parser keeps it
+				v = v[1 : len(v)-1]
 			}
 			d.defaultExp = &v
 		}
@@ -133,8 +138,8 @@ func tableChangeJSON(ch tableChange) jsonTableChange {
 	if ch.table == nil {
 		return j
 	}
-	utf8 := "utf8mb4"
-	jt := &jsonTable{DefaultCharsetName: &utf8, PrimaryKeyColumnNames: append([]string{}, ch.table.PrimaryKey...), Attributes: []any{}}
+	cs := charsetOr(ch.table.charset)
+	jt := &jsonTable{DefaultCharsetName: &cs, PrimaryKeyColumnNames: append([]string{}, ch.table.PrimaryKey...), Attributes: []any{}}
 	if ch.table.hidden > 0 {
 		jt.Attributes = append(jt.Attributes, map[string]any{"name": attrHiddenColumns, "value": strconv.Itoa(ch.table.hidden)})
 	}
@@ -163,6 +168,9 @@ const attrHiddenColumns = "connectd.hidden.columns"
 // record's structure describes.
 func tableOf(db, name string, jt *jsonTable) *table {
 	t := &table{Table: relational.Table{Schema: db, Name: name, PrimaryKey: jt.PrimaryKeyColumnNames}}
+	if jt.DefaultCharsetName != nil {
+		t.charset = *jt.DefaultCharsetName
+	}
 	for _, a := range jt.Attributes {
 		if m, ok := a.(map[string]any); ok && m["name"] == attrHiddenColumns {
 			if v, ok := m["value"].(string); ok {
@@ -181,6 +189,7 @@ func tableOf(db, name string, jt *jsonTable) *table {
 		}
 		tn := strings.ToLower(jc.TypeName)
 		c.unsigned = strings.Contains(tn, " unsigned")
+		c.zerofill = strings.Contains(tn, " zerofill")
 		c.dataType, _, _ = strings.Cut(tn, " ")
 		c.TypeName, c.columnType = c.dataType, tn
 		n := 0
@@ -188,6 +197,10 @@ func tableOf(db, name string, jt *jsonTable) *table {
 			n = *jc.Length
 		}
 		switch c.dataType {
+		case "float":
+			if jc.Scale != nil {
+				c.floatMD, c.precision, c.scale = true, n, *jc.Scale
+			}
 		case "decimal", "numeric":
 			c.precision = n
 			if jc.Scale != nil {

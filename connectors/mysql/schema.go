@@ -3,6 +3,7 @@ package mysql
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/columns"
@@ -23,7 +24,7 @@ type tableSchema struct {
 }
 
 func newTableSchema(prefix string, f flavor, t *table, m valueModes, rules *columns.Rules) *tableSchema {
-	ts := &tableSchema{table: t, topic: prefix + "." + t.Schema + "." + t.Name}
+	ts := &tableSchema{table: t, topic: sanitizeTopic(prefix + "." + t.Schema + "." + t.Name)}
 	vb := connect.StructSchema().Name(ts.topic + ".Value").Optional()
 	fieldOf := make([]int, len(t.cols))
 	keySchemas := make([]*connect.Schema, len(t.cols)) // without column mappers, as Debezium's key
@@ -144,3 +145,37 @@ func (ts *tableSchema) keyOf(vals []any) *connect.Struct {
 
 func textConv(ct *colType, v any) (any, error)   { return ct.fromText(v.([]byte)) }
 func binlogConv(ct *colType, v any) (any, error) { return ct.fromBinlog(v) }
+
+// sanitizeTopic replaces what Kafka refuses in a topic name as Debezium's
+// AbstractTopicNamingStrategy.sanitizedTopicName does: every UTF-16 code
+// unit outside [a-zA-Z0-9._-] becomes "_" ("Größe" → "Gr__e", a space →
+// "_", a character beyond the BMP → "__"). Schema names derive from the
+// result. (The same rule as connectors/postgres.)
+func sanitizeTopic(name string) string {
+	ok := true
+	for i := 0; i < len(name); i++ {
+		if !topicChar(name[i]) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return name
+	}
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r < 0x80 && topicChar(byte(r)):
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			b.WriteString("__")
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+func topicChar(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+}

@@ -115,7 +115,7 @@ func changeStruct(ch tableChange) *connect.Struct {
 	for i, k := range ch.table.PrimaryKey {
 		pk[i] = k
 	}
-	return st.Put("table", connect.NewStruct(schemaTableSchema).Put("defaultCharsetName", "utf8mb4").
+	return st.Put("table", connect.NewStruct(schemaTableSchema).Put("defaultCharsetName", charsetOr(ch.table.charset)).
 		Put("primaryKeyColumnNames", pk).Put("columns", cols))
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
 	"strings"
 	"time"
 
@@ -20,15 +21,19 @@ import (
 // txState follows the binlog position as Debezium's BinlogOffsetContext.
 type txState struct {
 	file        string
-	txStart     int64                    // position of the current transaction's first event
-	gtidsBefore string                   // GTID set of the transactions completed before it
-	gtid        string                   // the current transaction's GTID ("" = none)
-	events      int64                    // events of the current transaction fully processed
-	skipEvents  int64                    // on resume: events of the first transaction already emitted
-	skipRows    int64                    // on resume: rows of event skipEvents already emitted
-	serverID    int64                    // server_id of the last event read
-	tsSec       int64                    // timestamp (s) of the last event read
-	keep        func(source string) bool // gtid.source.includes/excludes
+	txStart     int64  // position of the current transaction's first event
+	gtidsBefore string // GTID set of the transactions completed before it
+	gtid        string // the current transaction's GTID ("" = none)
+	// grouped: the current MariaDB GTID event is not standalone: its
+	// statements end at a COMMIT/XID, not at a DDL (CREATE TABLE … SELECT
+	// logs the CREATE, then the rows)
+	grouped    bool
+	events     int64                    // events of the current transaction fully processed
+	skipEvents int64                    // on resume: events of the first transaction already emitted
+	skipRows   int64                    // on resume: rows of event skipEvents already emitted
+	serverID   int64                    // server_id of the last event read
+	tsSec      int64                    // timestamp (s) of the last event read
+	keep       func(source string) bool // gtid.source.includes/excludes
 }
 
 // heartbeat runs heartbeat.action.query, if set, and queues a heartbeat
@@ -163,6 +168,11 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 			*replication.MariadbBinlogCheckPointEvent, *replication.PreviousGTIDsEvent:
 			continue // between transactions; not counted
 		case *replication.MariadbGTIDEvent:
+			if s.gtid != "" {
+				// the previous transaction ended without a COMMIT event
+				s.commit(evStart)
+			}
+			s.grouped = !e.IsStandalone()
 			s.txStart = evStart
 			s.gtid = fmt.Sprintf("%d-%d-%d", e.GTID.DomainID, e.GTID.ServerID, e.GTID.SequenceNumber)
 			s.events = 1
@@ -191,9 +201,24 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 			case strings.EqualFold(q, "COMMIT"):
 				s.commit(int64(h.LogPos))
 				continue
+			case savepointQuery.MatchString(q):
+				// SAVEPOINT / ROLLBACK TO inside a transaction (MariaDB
+				// binlogs the savepoint): an event of the transaction, as in
+				// Debezium's event count, not a statement that ends it
+			case truncateQuery.MatchString(q):
+				// TRUNCATE TABLE: no schema change and no history record,
+				// as Debezium (skipped.operations=t by default; truncate
+				// events are not implemented for MariaDB)
+				s.commit(int64(h.LogPos))
+				continue
 			default:
 				if err := t.ddl(ctx, &s, h, evStart, string(e.Schema), q); err != nil {
 					return err
+				}
+				if s.grouped {
+					// CREATE TABLE … SELECT: its rows follow in the same
+					// transaction (GTID, CREATE, rows, COMMIT)
+					break
 				}
 				s.commit(int64(h.LogPos))
 				continue
@@ -210,6 +235,40 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 // ahead of the reader goroutine (bench/mysql: peak RSS 455 MiB with the
 // default 10240 on a 1M-row backlog).
 const eventReadAhead = 256
+
+// dbCharset returns database db's default character set, read from the
+// server once per database ("" when it cannot be read). A CREATE/ALTER/DROP
+// DATABASE statement forgets what was read (dbCharsetsReset).
+func (t *Task) dbCharset(db string) string {
+	if cs, ok := t.dbCharsets[db]; ok {
+		return cs
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := t.connect(ctx)
+	if err != nil {
+		return ""
+	}
+	defer conn.Close()
+	r, err := conn.Execute(`SELECT DEFAULT_CHARACTER_SET_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?`, db)
+	if err != nil || len(r.Values) == 0 {
+		return ""
+	}
+	cs, _ := r.GetString(0, 0)
+	if t.dbCharsets == nil {
+		t.dbCharsets = map[string]string{}
+	}
+	t.dbCharsets[db] = cs
+	return cs
+}
+
+var (
+	truncateQuery = regexp.MustCompile(`(?i)^TRUNCATE\b`)
+)
+
+var savepointQuery = regexp.MustCompile(`(?i)^(SAVEPOINT|ROLLBACK\s+(WORK\s+)?TO|RELEASE\s+SAVEPOINT)\b`)
+
+var databaseDDL = regexp.MustCompile(`(?i)^\s*(CREATE|ALTER|DROP)\s+(DATABASE|SCHEMA)\b`)
 
 // ddl applies a DDL statement read at the current position to the
 // catalog and stores it in the schema history before any later event is
@@ -230,6 +289,9 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 	}
 	var changes []tableChange
 	isDDL := true
+	if databaseDDL.MatchString(q) {
+		t.dbCharsets = nil
+	}
 	kind := classifyOther(q)
 	switch kind {
 	case otherIgnore:
@@ -237,7 +299,7 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 	case otherStore:
 	default:
 		var err error
-		if changes, isDDL, err = t.catalog.applyDDL(t.parser, db, q, include); err != nil {
+		if changes, isDDL, err = t.catalog.applyDDL(t.parser, db, q, include, t.dbCharset); err != nil {
 			if t.cfg.skipUnparseableDDL {
 				t.log.Warn("skipping DDL the parser cannot handle ("+KeySkipUnparseableDDL+"=true)", "ddl", q, "file", s.file, "pos", evStart, "err", err)
 				return nil
@@ -269,22 +331,47 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 	case t.cfg.storeOnlyDBs:
 		store = capturedDB
 	}
-	if store {
-		if err := t.history.store(ctx, pos, db, q, changes, t.now()); err != nil {
+	// DROP TABLE: one statement per table, as Debezium signals each
+	// dropped table (its history and schema change events carry
+	// "DROP TABLE `db`.`t`", not the server's text).
+	type stmt struct {
+		ddl     string
+		changes []tableChange
+	}
+	parts := []stmt{{q, changes}}
+	if drops := dropTableStatements(t.parser, db, q); len(drops) > 0 {
+		parts = parts[:0]
+		for _, d := range drops {
+			var chs []tableChange
+			for _, ch := range changes {
+				if strings.HasSuffix(d, "`"+ch.db+"`.`"+ch.name+"`") || strings.Contains(d, "`"+ch.db+"`.`"+ch.name+"` ") {
+					chs = append(chs, ch)
+				}
+			}
+			parts = append(parts, stmt{d, chs})
+		}
+	}
+	for _, p := range parts {
+		if store {
+			if err := t.history.store(ctx, pos, db, p.ddl, p.changes, t.now()); err != nil {
+				return err
+			}
+		}
+		if !t.cfg.includeSchemaChanges {
+			continue
+		}
+		src := sourceInfo{server: t.cfg.topicPrefix, db: db, ts: time.Unix(int64(h.Timestamp), 0),
+			serverID: int64(h.ServerID), gtid: s.gtid, file: s.file, pos: evStart, emptyTable: kind == otherStore}
+		if len(p.changes) > 0 {
+			src.table = p.changes[0].name
+		} else if !t.cfg.dbIncluded(db) {
+			continue
+		}
+		if err := t.emit(ctx, t.schemaChangeRecord(src, db, p.ddl, p.changes, pos.toMap())); err != nil {
 			return err
 		}
 	}
-	if !t.cfg.includeSchemaChanges {
-		return nil
-	}
-	src := sourceInfo{server: t.cfg.topicPrefix, db: db, ts: time.Unix(int64(h.Timestamp), 0),
-		serverID: int64(h.ServerID), gtid: s.gtid, file: s.file, pos: evStart, emptyTable: kind == otherStore}
-	if len(changes) > 0 {
-		src.table = changes[0].name
-	} else if !t.cfg.dbIncluded(db) {
-		return nil
-	}
-	return t.emit(ctx, t.schemaChangeRecord(src, db, q, changes, pos.toMap()))
+	return nil
 }
 
 // commit ends the current transaction: next starts at nextPos.
@@ -513,7 +600,8 @@ func (t *Task) emitDeleteRecord(ctx context.Context, r *connect.SourceRecord) er
 	if err := t.emit(ctx, r); err != nil {
 		return err
 	}
-	if t.cfg.tombstonesOnDelete && r.Key != nil {
+	// a table without a key gets its (null-key) tombstone too, as Debezium's
+	if t.cfg.tombstonesOnDelete {
 		tomb := envelope.Tombstone(r)
 		tomb.Headers = own
 		return t.emit(ctx, tomb)

@@ -29,10 +29,11 @@ import (
 // nothing to confirm upstream: a binlog position lives only in the worker's
 // offset store.
 type Task struct {
-	flavor    flavor
-	cfg       *config
-	partition map[string]any
-	now       func() time.Time
+	dbCharsets map[string]string // database default charsets read while streaming (dbCharset)
+	flavor     flavor
+	cfg        *config
+	partition  map[string]any
+	now        func() time.Time
 
 	conn    *client.Conn
 	records chan *connect.SourceRecord

@@ -159,7 +159,13 @@ func newColType(c *column, m valueModes) colType {
 				Param("scale", strconv.Itoa(c.scale)).Param("connect.decimal.precision", strconv.Itoa(c.precision))
 		}
 	case "float":
-		ct.kind, sb = kFloat, b(connect.Float32)
+		if c.floatMD {
+			// FLOAT(M,D): a double in Debezium (its schema for a FLOAT
+			// with a scale)
+			ct.kind, sb = kDouble, b(connect.Float64)
+		} else {
+			ct.kind, sb = kFloat, b(connect.Float32)
+		}
 	case "double", "real":
 		ct.kind, sb = kDouble, b(connect.Float64)
 	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json":
@@ -250,8 +256,23 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 	if len(lit) >= 2 && lit[0] == '\'' && lit[len(lit)-1] == '\'' {
 		lit = strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
 	}
+	if ct.kind == kDouble && ct.col.floatMD {
+		// a FLOAT(M,D) DEFAULT is the literal's double (Debezium: 1234.567),
+		// not the stored float's
+		f, err := strconv.ParseFloat(lit, 64)
+		return f, err == nil
+	}
 	switch ct.kind {
 	case kInt16, kInt32, kInt64, kFloat, kDouble, kString, kDecimal, kYear, kEnum, kSet, kUDecimal, kUUID, kInet:
+		v, err := ct.fromText([]byte(lit))
+		if err == nil && v != nil {
+			v = ct.present(v)
+		}
+		return v, err == nil && v != nil
+	case kDate, kTimestamp, kMicroTS, kMicroTime, kTimeMs:
+		// a DATE/DATETIME/TIME literal default, in the column's own
+		// representation (Debezium's schema default: DATE '2000-01-01' →
+		// 10957)
 		v, err := ct.fromText([]byte(lit))
 		if err == nil && v != nil {
 			v = ct.present(v)
@@ -303,6 +324,12 @@ func (ct *colType) fromText(b []byte) (any, error) {
 		f, err := strconv.ParseFloat(s, 32)
 		return float32(f), err
 	case kDouble:
+		if c.floatMD {
+			// FLOAT(M,D) is stored as a float: its double is the float's
+			// (1234.567 → 1234.5670166015625), as the binlog's and Debezium's
+			f, err := strconv.ParseFloat(s, 32)
+			return float64(float32(f)), err
+		}
 		return strconv.ParseFloat(s, 64)
 	case kString, kEnum, kSet, kUUID, kInet:
 		return s, nil
@@ -358,7 +385,10 @@ func (ct *colType) fromText(b []byte) (any, error) {
 var errNoValue = fmt.Errorf("no value")
 
 func zeroDate(s string, err error) error {
-	if strings.HasPrefix(s, "0000-00-00") {
+	// '0000-00-00' and a date with a zero month or day ('2024-00-00',
+	// '2024-02-00': sql_mode without NO_ZERO_IN_DATE): no value, as
+	// Debezium (its binlog deserializer gives no date for them)
+	if strings.HasPrefix(s, "0000-00-00") || len(s) >= 10 && s[4] == '-' && s[7] == '-' && (s[5:7] == "00" || s[8:10] == "00") {
 		return errNoValue
 	}
 	return err

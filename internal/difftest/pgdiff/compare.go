@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/connectd/connectd/internal/difftest"
 	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 )
 
@@ -61,15 +61,7 @@ func (d *Diff) Column() string {
 	return ""
 }
 
-func clip(s string) string {
-	if s == "" {
-		return "(absent)"
-	}
-	if len(s) > 300 {
-		return s[:300] + "…"
-	}
-	return s
-}
+func clip(s string) string { return difftest.Clip(s) }
 
 var (
 	wallClock = regexp.MustCompile(`"(ts_ms|ts_us|ts_ns)":-?[0-9]+`)
@@ -208,42 +200,16 @@ func compare(seed int64, got, want []Record) []*Diff {
 	for j := range w {
 		wsig[j] = recordMeta(&w[j]).signature(&w[j])
 	}
-	n, m := len(g), len(w)
-	l := make([][]int32, n+1)
-	for i := range l {
-		l[i] = make([]int32, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if gsig[i] == wsig[j] {
-				l[i][j] = l[i+1][j+1] + 1
-			} else if l[i+1][j] >= l[i][j+1] {
-				l[i][j] = l[i+1][j]
-			} else {
-				l[i][j] = l[i][j+1]
-			}
-		}
-	}
-	i, j := 0, 0
-	for i < n && j < m {
+	for _, st := range difftest.Align(gsig, wsig) {
+		i, j := st[0], st[1]
 		switch {
-		case gsig[i] == wsig[j]:
+		case i >= 0 && j >= 0:
 			diffs = append(diffs, comparePair(seed, &g[i], &w[j], gs+i, ws+j, gLSN, wLSN)...)
-			i++
-			j++
-		case l[i+1][j] >= l[i][j+1]:
+		case i >= 0:
 			diffs = append(diffs, missing(seed, "extra", &g[i], gs+i))
-			i++
 		default:
 			diffs = append(diffs, missing(seed, "missing", &w[j], ws+j))
-			j++
 		}
-	}
-	for ; i < n; i++ {
-		diffs = append(diffs, missing(seed, "extra", &g[i], gs+i))
-	}
-	for ; j < m; j++ {
-		diffs = append(diffs, missing(seed, "missing", &w[j], ws+j))
 	}
 	return diffs
 }
@@ -324,130 +290,12 @@ func comparePair(seed int64, g, w *Record, gi, wi int, gLSN, wLSN string) []*Dif
 	return out
 }
 
-// maskHeaders masks the run id of Debezium's context headers (random per
-// connector start).
-func maskHeaders(hs []Header) []Header {
-	out := make([]Header, len(hs))
-	for i, h := range hs {
-		if h.Key == "__debezium.context.runId" && h.Value != nil {
-			star := "*"
-			h.Value = &star
-		}
-		out[i] = h
-	}
-	return out
-}
+func maskHeaders(hs []Header) []Header { return difftest.MaskHeaders(hs) }
 
-func anyMap(m map[string]any) any {
-	if m == nil {
-		return nil
-	}
-	return m
-}
+func anyMap(m map[string]any) any { return difftest.AnyMap(m) }
 
-func decode(s string) any {
-	var v any
-	d := json.NewDecoder(strings.NewReader(s))
-	d.UseNumber()
-	if d.Decode(&v) != nil {
-		return s
-	}
-	return v
-}
+func decode(s string) any { return difftest.Decode(s) }
 
-func jsonText(v any) string {
-	if v == nil {
-		return "null"
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
+func jsonText(v any) string { return difftest.JSONText(v) }
 
-// jsonDiff lists [path, got, want] of every leaf that differs. Array
-// elements that are objects with a "field" name are addressed by it.
-func jsonDiff(path string, a, b any) [][3]string {
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok {
-			break
-		}
-		keys := map[string]bool{}
-		for k := range av {
-			keys[k] = true
-		}
-		for k := range bv {
-			keys[k] = true
-		}
-		ks := make([]string, 0, len(keys))
-		for k := range keys {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		var out [][3]string
-		for _, k := range ks {
-			x, xok := av[k]
-			y, yok := bv[k]
-			switch {
-			case !xok:
-				out = append(out, [3]string{path + "." + k, "", jsonText(y)})
-			case !yok:
-				out = append(out, [3]string{path + "." + k, jsonText(x), ""})
-			default:
-				out = append(out, jsonDiff(path+"."+k, x, y)...)
-			}
-		}
-		return out
-	case []any:
-		bv, ok := b.([]any)
-		if !ok {
-			break
-		}
-		if named(av) && named(bv) {
-			return jsonDiff(path, byField(av), byField(bv))
-		}
-		if len(av) != len(bv) {
-			break
-		}
-		var out [][3]string
-		for i := range av {
-			out = append(out, jsonDiff(fmt.Sprintf("%s[%d]", path, i), av[i], bv[i])...)
-		}
-		return out
-	default:
-		if reflect.DeepEqual(a, b) {
-			return nil
-		}
-	}
-	if reflect.DeepEqual(a, b) {
-		return nil
-	}
-	return [][3]string{{path, jsonText(a), jsonText(b)}}
-}
-
-func named(a []any) bool {
-	if len(a) == 0 {
-		return false
-	}
-	for _, e := range a {
-		m, ok := e.(map[string]any)
-		if !ok {
-			return false
-		}
-		if _, ok := m["field"].(string); !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// byField turns a schema's fields array into an object keyed "[name]"
-// (the field order itself is checked by the byte comparison).
-func byField(a []any) map[string]any {
-	out := map[string]any{}
-	for _, e := range a {
-		m := e.(map[string]any)
-		out["["+m["field"].(string)+"]"] = m
-	}
-	return out
-}
+func jsonDiff(path string, a, b any) [][3]string { return difftest.JSONDiff(path, a, b) }

@@ -4,16 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/internal/difftest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/postgres"
 	"github.com/connectd/connectd/converters"
 	"github.com/connectd/connectd/internal/testenv"
@@ -45,20 +44,7 @@ type Result struct {
 	ReferenceErr error
 }
 
-// referenceFailure returns the last "Caused by:" of a Debezium engine
-// failure in its log, or "".
-func referenceFailure(log string) string {
-	if !strings.Contains(log, "[capture] engine stopped with error") {
-		return ""
-	}
-	cause := "engine stopped with error"
-	for _, l := range strings.Split(log, "\n") {
-		if c, ok := strings.CutPrefix(l, "Caused by: "); ok {
-			cause = c
-		}
-	}
-	return cause
-}
+func referenceFailure(log string) string { return difftest.ReferenceFailure(log) }
 
 // Run loads w's schema and seed rows into a new database, starts connectd's
 // PostgreSQL task (its own slot and publication) and then the real Debezium
@@ -104,10 +90,10 @@ func (e *Env) Run(ctx context.Context, w *Workload) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connectd task start: %w", err)
 	}
-	col := &collector{task: task}
+	col := &collector{Task: task}
 	pctx, stopPoll := context.WithCancel(ctx)
-	go col.run(pctx)
-	defer func() { stopPoll(); col.wait(); task.Stop() }()
+	go col.Run(pctx)
+	defer func() { stopPoll(); col.Wait(); task.Stop() }()
 	if err := e.waitSlot(ctx, "cd_"+slotSuffix(w)); err != nil {
 		return nil, err
 	}
@@ -155,14 +141,17 @@ func (e *Env) Run(ctx context.Context, w *Workload) (*Result, error) {
 	}
 
 	// connectd catches up: quiet for 3 s.
-	if err := col.quiet(ctx, 3*time.Second, 90*time.Second); err != nil && col.err == nil {
-		return nil, err
+	if err := col.Quiet(ctx, 3*time.Second, 90*time.Second); err != nil {
+		if _, cerr := col.Records(); cerr == nil {
+			return nil, err
+		}
 	}
 	stopPoll()
-	col.wait()
-	res.ConnectdErr = col.err
+	col.Wait()
+	var recs []*connect.SourceRecord
+	recs, res.ConnectdErr = col.Records()
 	conv := converters.NewJSONConverter()
-	for _, r := range col.recs {
+	for _, r := range recs {
 		rec, err := fromConnect(conv, r)
 		if err != nil {
 			// the worker would fail the task here; the comparison goes on
@@ -178,23 +167,17 @@ func (e *Env) Run(ctx context.Context, w *Workload) (*Result, error) {
 // (connectd.jsonl + .record-offsets.jsonl) and its errors, so that a seed
 // can be compared again without running it (Replay).
 func writeConnectd(dir string, res *Result) error {
-	var recs, offs, errs strings.Builder
-	for _, r := range res.Connectd {
-		recs.WriteString(r.Line() + "\n")
-		offs.WriteString(`{"key":["connectd",` + jsonText(r.Partition) + `],"value":` + jsonText(r.Offset) + "}\n")
-	}
+	var errs strings.Builder
 	if res.ConnectdErr != nil {
 		errs.WriteString("task " + res.ConnectdErr.Error() + "\n")
 	}
 	for _, e := range res.ConvertErrs {
 		errs.WriteString("convert " + strings.ReplaceAll(e.Error(), "\n", " ") + "\n")
 	}
-	for name, text := range map[string]string{"connectd.jsonl": recs.String(), "connectd.jsonl.record-offsets.jsonl": offs.String(), "connectd.errors": errs.String()} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			return err
-		}
+	if err := difftest.WriteRecords(dir, "connectd.jsonl", res.Connectd); err != nil {
+		return err
 	}
-	return nil
+	return os.WriteFile(filepath.Join(dir, "connectd.errors"), []byte(errs.String()), 0o644)
 }
 
 // Replay reads a seed's files written by an earlier Run.
@@ -303,133 +286,10 @@ func (e *Env) dropDatabase(db string) {
 	c.Exec(ctx, `DROP DATABASE `+quote(db)+` WITH (FORCE)`)
 }
 
-type taskCtx struct{}
+type taskCtx = difftest.TaskCtx
 
-func (taskCtx) OffsetReader() connect.OffsetReader { return noOffsets{} }
+type collector = difftest.Collector
 
-type noOffsets struct{}
+func propertiesText(m map[string]string) string { return difftest.PropertiesText(m) }
 
-func (noOffsets) Offset(context.Context, map[string]any) (map[string]any, error) { return nil, nil }
-
-// collector polls connectd's task from one goroutine.
-type collector struct {
-	task connect.SourceTask
-	mu   sync.Mutex
-	recs []*connect.SourceRecord
-	last time.Time
-	err  error
-	done chan struct{}
-}
-
-func (c *collector) run(ctx context.Context) {
-	c.mu.Lock()
-	c.done = make(chan struct{})
-	c.last = time.Now()
-	c.mu.Unlock()
-	defer close(c.done)
-	for ctx.Err() == nil {
-		b, err := c.task.Poll(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				c.mu.Lock()
-				c.err = err
-				c.mu.Unlock()
-			}
-			return
-		}
-		if len(b) > 0 {
-			c.mu.Lock()
-			c.recs = append(c.recs, b...)
-			c.last = time.Now()
-			c.mu.Unlock()
-		}
-	}
-}
-
-func (c *collector) wait() {
-	c.mu.Lock()
-	d := c.done
-	c.mu.Unlock()
-	if d != nil {
-		<-d
-	}
-}
-
-// quiet waits until no record arrived for d (at most max).
-func (c *collector) quiet(ctx context.Context, d, max time.Duration) error {
-	end := time.Now().Add(max)
-	for {
-		c.mu.Lock()
-		last, err := c.last, c.err
-		c.mu.Unlock()
-		if err != nil {
-			return fmt.Errorf("connectd poll: %w", err)
-		}
-		if time.Since(last) >= d {
-			return nil
-		}
-		if time.Now().After(end) {
-			return errors.New("connectd did not go quiet")
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
-// propertiesText writes a java.util.Properties file: backslashes doubled,
-// non-ASCII as \uXXXX (Properties.load reads ISO-8859-1).
-func propertiesText(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(propEscape(k, true))
-		b.WriteByte('=')
-		b.WriteString(propEscape(m[k], false))
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-func propEscape(s string, key bool) string {
-	var b strings.Builder
-	for i, c := range s {
-		switch {
-		case c == '\\':
-			b.WriteString(`\\`)
-		case c == ' ' && (key || i == 0):
-			b.WriteString(`\ `)
-		case key && (c == '=' || c == ':'):
-			b.WriteByte('\\')
-			b.WriteRune(c)
-		case c > 0x7e || c < 0x20:
-			for _, u := range utf16Units(c) {
-				fmt.Fprintf(&b, `\u%04x`, u)
-			}
-		default:
-			b.WriteRune(c)
-		}
-	}
-	return b.String()
-}
-
-func utf16Units(c rune) []uint16 {
-	if c < 0x10000 {
-		return []uint16{uint16(c)}
-	}
-	c -= 0x10000
-	return []uint16{uint16(0xd800 + (c >> 10)), uint16(0xdc00 + (c & 0x3ff))}
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
-}
+func tail(s string, n int) string { return difftest.Tail(s, n) }
