@@ -26,9 +26,9 @@ func FuzzApplyDDL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ddl string) {
 		p := parser.New()
 		cat := catalog{}
-		if _, _, err := cat.applyDDL(p, "db", "CREATE TABLE t (id int PRIMARY KEY, a varchar(10), b decimal(10,2))", all); err != nil {
+		if _, _, err := cat.applyDDL(p, "db", "CREATE TABLE t (id int PRIMARY KEY, a varchar(10), b decimal(10,2))", all, nil); err != nil {
 			t.Fatal(err)
 		}
-		cat.applyDDL(p, "db", ddl, all) // must not panic
+		cat.applyDDL(p, "db", ddl, all, func(string) string { return "latin1" }) // must not panic
 	})
 }
