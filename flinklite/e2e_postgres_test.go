@@ -145,6 +145,38 @@ func TestPostgresOrdersToWindowedSums(t *testing.T) {
 		done <- env.Run(jctx, flinklite.RunConfig{JobID: "customer-sums", Brokers: w.Brokers, CheckpointDir: t.TempDir(), CheckpointInterval: 200 * time.Millisecond})
 	}()
 
+	// The committed results. The streaming changes below are made once the
+	// job has fired windows of the snapshot (its first committed results),
+	// so that they are late for those windows: on a busy machine the job
+	// could otherwise read the snapshot and the changes in one go and fire
+	// each window once, leaving lateness untested.
+	rd, err := kgo.NewClient(kgo.SeedBrokers(w.Brokers...), kgo.ConsumeTopics("customer_sums"),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	last := map[string]int64{}
+	firings := 0
+	read := func() {
+		pctx, pcancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		rd.PollFetches(pctx).EachRecord(func(r *kgo.Record) {
+			var cs customerSum
+			if json.Unmarshal(r.Value, &cs) == nil {
+				last[string(r.Key)] = cs.Sum
+				if cs.Firing > 0 {
+					firings++
+				}
+			}
+		})
+		pcancel()
+	}
+	for first := time.Now().Add(40 * time.Second); len(last) == 0; read() {
+		if time.Now().After(first) {
+			t.Fatalf("the job committed no result of the snapshot within 40 s")
+		}
+	}
+
 	// Streaming changes: amount updates, a customer change, a move to
 	// another window, deletes, then an order far in the future that closes
 	// every window.
@@ -185,15 +217,6 @@ func TestPostgresOrdersToWindowedSums(t *testing.T) {
 		t.Fatal(rows.Err())
 	}
 
-	// Read the committed results until the last value of every key matches.
-	rd, err := kgo.NewClient(kgo.SeedBrokers(w.Brokers...), kgo.ConsumeTopics("customer_sums"),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	last := map[string]int64{}
-	firings := 0
 	matches := func() bool {
 		for k, v := range want {
 			if last[k] != v {
@@ -217,17 +240,7 @@ func TestPostgresOrdersToWindowedSums(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("last committed results %v\nwant (SQL) %v", last, want)
 		}
-		pctx, pcancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		rd.PollFetches(pctx).EachRecord(func(r *kgo.Record) {
-			var cs customerSum
-			if json.Unmarshal(r.Value, &cs) == nil {
-				last[string(r.Key)] = cs.Sum
-				if cs.Firing > 0 {
-					firings++
-				}
-			}
-		})
-		pcancel()
+		read()
 	}
 	stop()
 	if err := <-done; err != nil {

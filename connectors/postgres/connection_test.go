@@ -87,7 +87,12 @@ func TestTLSConnections(t *testing.T) {
 	}
 	cert := with(base, "database.sslmode", "verify-ca", "database.sslrootcert", files.CACert)
 	wantMsg(t, "no client certificate", startErr(t, cert, nil), "certificate")
-	wantMsg(t, "wrong sslpassword", startErr(t, with(cert, "database.sslcert", files.ClientCert, "database.sslkey", files.ClientKeyEncrypted, "database.sslpassword", "wrong"), nil), "decrypt")
+	// A wrong password fails the decryption, or (legacy PEM encryption has
+	// no integrity check: about 1 in 256 wrong passwords pass the padding
+	// check) yields bytes that are no private key.
+	if msg := startErr(t, with(cert, "database.sslcert", files.ClientCert, "database.sslkey", files.ClientKeyEncrypted, "database.sslpassword", "wrong"), nil); !strings.Contains(msg, "decrypt") && !strings.Contains(msg, "parse private key") {
+		t.Errorf("wrong sslpassword: error %q says neither decrypt nor parse private key", msg)
+	}
 	streams("clientcert", with(cert, "database.sslcert", files.ClientCert, "database.sslkey", files.ClientKeyEncrypted, "database.sslpassword", files.ClientKeyPassword), "5")
 }
 
