@@ -44,8 +44,6 @@ var compatAllowed = []struct {
 		"connectd marks the keys it cannot run without as required; Debezium's ConfigDef declares them optional and reports them missing from its validators"},
 	{"validate|validate invalid", `^/configs\[schema\.exclude\.list\]/value/visible$`,
 		"Debezium's recommender hides schema.exclude.list when an include list is set; connectd does not compute visibility (always true)"},
-	{"validate|validate invalid|plugin config", `^(/configs)?\[schema\.include\.list\](/definition)?/dependents(\[0\])?$`,
-		"Debezium declares table.include.list a dependent of schema.include.list; connectd declares no dependents for it"},
 	{"validate|validate invalid", `^/configs\[internal\.legacy\.snapshot\.max\.threads\]/value`,
 		"Debezium defines internal.legacy.snapshot.max.threads without a ConfigValue, so Kafka Connect answers value null (the same cause as its 500 on create invalid); connectd answers a ConfigValue"},
 	{"validate|validate invalid|plugin config", `^(/configs)?\[(money\.fraction\.digits|pgoutput\.streaming(\.memory\.bytes)?|signal\.kafka\.(bootstrap\.servers|groupId|poll\.timeout\.ms|topic)|topic\.heartbeat\.prefix|topic\.transaction)\]`,
