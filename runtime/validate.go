@@ -215,16 +215,26 @@ func (h *Herder) validateForWrite(cfg map[string]string) error {
 // style *PluginNotFoundError for an unknown plugin.
 func (h *Herder) PluginConfig(name string) ([]connect.KeyInfo, error) {
 	if f, _, _, ok := h.plugins.Connector(name); ok {
-		own := f().Config().Info()
+		var own []connect.KeyInfo
 		seen := map[string]bool{}
-		for _, k := range own {
+		for _, k := range f().Config().Info() {
+			// Kafka's ConnectorConfig owns connector.class (Java connectors
+			// never define it): the framework's definition (Common, 2) is
+			// listed, as in the validate response.
+			if k.Name == "connector.class" {
+				continue
+			}
 			seen[k.Name] = true
+			own = append(own, k)
 		}
-		for _, k := range sourceConnectorConfigDef(nil).Info() {
+		// With the KIP-891 plugin version keys, as connectorPluginConfig
+		// lists them: the connector's version as its default, the
+		// converters' versions without one (no converter is chosen yet).
+		for _, k := range sourceConnectorConfigDef(h.pluginVersionsOf(map[string]string{"connector.class": name})).Info() {
 			if seen[k.Name] {
 				continue
 			}
-			if nullDefaults[k.Name] {
+			if nullDefaults[k.Name] || (strings.HasSuffix(k.Name, ".converter.plugin.version")) {
 				k.Default = nil
 			}
 			own = append(own, k)

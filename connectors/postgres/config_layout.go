@@ -83,6 +83,11 @@ func defaultOnly(dk debeziumKey) func(string) string {
 // groups and orders, the unimplemented keys defined from debeziumKeys, then
 // connectd's own keys. A key own defines with another type or default than
 // Debezium's is a programming error (panic at init).
+// debeziumDependents are the dependents Debezium 3.6.1 declares for its
+// keys (the validate answer of the capture: only schema.include.list has
+// any). Descriptive only: connectd computes no visibility from them.
+var debeziumDependents = map[string][]string{"schema.include.list": {"table.include.list"}}
+
 func layoutDebezium(own *connect.ConfigDef) *connect.ConfigDef {
 	out := connect.NewConfigDef()
 	last := map[string]int{}
@@ -100,6 +105,9 @@ func layoutDebezium(own *connect.ConfigDef) *connect.ConfigDef {
 		}
 		kk := *k
 		kk.Group, kk.OrderInGroup = dk.group, dk.order
+		if d := debeziumDependents[dk.name]; d != nil {
+			kk.Dependents = d
+		}
 		out.Define(kk)
 		last[dk.group] = max(last[dk.group], dk.order)
 	}
