@@ -19,7 +19,9 @@ var errTableNotFound = errors.New("table not found")
 // (postgres: table s.n not found) so that the message names the table once.
 type tableNotFound struct{ schema, name string }
 
-func (e tableNotFound) Error() string { return fmt.Sprintf("postgres: table %s.%s not found", e.schema, e.name) }
+func (e tableNotFound) Error() string {
+	return fmt.Sprintf("postgres: table %s.%s not found", e.schema, e.name)
+}
 func (e tableNotFound) Unwrap() error { return errTableNotFound }
 
 // currentName returns the schema and name the catalog now gives the table
