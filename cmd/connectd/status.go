@@ -21,17 +21,9 @@ func status(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	base := strings.TrimRight(*url, "/")
-	if base == "" {
-		cfg, err := runtime.LoadWorkerConfig(*cfgPath, os.Environ(), *over)
-		if err != nil {
-			return err
-		}
-		addr, err := cfg.RESTAddr()
-		if err != nil {
-			return err
-		}
-		base = cfg.RESTScheme() + "://" + addr
+	base, err := restBase(*url, *cfgPath, *over)
+	if err != nil {
+		return err
 	}
 	cl := &http.Client{Timeout: 10 * time.Second}
 	resp, err := cl.Get(base + rest.SummaryPath)
@@ -47,4 +39,21 @@ func status(args []string) error {
 		return fmt.Errorf("status: decoding the summary: %w", err)
 	}
 	return s.WriteText(os.Stdout)
+}
+
+// restBase is the worker's REST URL: url when given (--url), else the
+// listeners of the worker properties (--config, -o).
+func restBase(url, cfgPath string, over []string) (string, error) {
+	if base := strings.TrimRight(url, "/"); base != "" {
+		return base, nil
+	}
+	cfg, err := runtime.LoadWorkerConfig(cfgPath, os.Environ(), over)
+	if err != nil {
+		return "", err
+	}
+	addr, err := cfg.RESTAddr()
+	if err != nil {
+		return "", err
+	}
+	return cfg.RESTScheme() + "://" + addr, nil
 }

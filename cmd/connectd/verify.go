@@ -51,17 +51,9 @@ func verify(args []string) error {
 	if *against != "topic" {
 		return fmt.Errorf("verify: --against %s: only topic is implemented (a sink connector's table and a job's result are not yet)", *against)
 	}
-	base := strings.TrimRight(*url, "/")
-	if base == "" {
-		cfg, err := runtime.LoadWorkerConfig(*cfgPath, os.Environ(), *over)
-		if err != nil {
-			return err
-		}
-		addr, err := cfg.RESTAddr()
-		if err != nil {
-			return err
-		}
-		base = cfg.RESTScheme() + "://" + addr
+	base, err := restBase(*url, *cfgPath, *over)
+	if err != nil {
+		return err
 	}
 	body, _ := json.Marshal(runtime.VerifyOptions{Tables: tables, Rounds: *rounds, SettleMs: int(settle.Milliseconds()), Buckets: *buckets, Examples: *examples})
 	cl := &http.Client{Timeout: 30 * time.Second}
