@@ -469,15 +469,13 @@ func (e *verifyEnv) pass(ctx context.Context, bucket int, results map[string]*Ve
 	changing := map[string]map[string]bool{}
 	for round := 2; round <= e.opts.Rounds && countKeys(diff) > 0; round++ {
 		e.run.update(func(r *VerifyResult) { r.Phase = fmt.Sprintf("round %d: waiting for the topics to settle", round) })
-		if err := e.settle(ctx, topics, next); err != nil {
+		if err := e.settle(ctx, topics); err != nil {
 			return err
 		}
-		var rows map[string]map[string][]byte
-		src2, rows2, err := readSource(keysOf(diff))
+		src2, rows, err := readSource(diff)
 		if err != nil {
 			return err
 		}
-		rows = rows2
 		// A differing key whose source row changed since the last round is
 		// changing: the pipeline may not have caught up with it yet.
 		for t, keys := range diff {
@@ -536,7 +534,7 @@ func (e *verifyEnv) pass(ctx context.Context, bucket int, results map[string]*Ve
 			tr.TopicKeys += int64(len(dst[t]))
 		})
 		for _, k := range keys {
-			s, inSrc := src[t][k]
+			_, inSrc := src[t][k]
 			d, inDst := dst[t][k]
 			kind := "different"
 			switch {
@@ -547,7 +545,6 @@ func (e *verifyEnv) pass(ctx context.Context, bucket int, results map[string]*Ve
 			case !inSrc:
 				kind = "extra"
 			}
-			_ = s
 			e.run.update(func(r *VerifyResult) {
 				switch kind {
 				case "changing":
@@ -599,8 +596,6 @@ func countKeys(d map[string]map[string]bool) int {
 	}
 	return n
 }
-
-func keysOf(d map[string]map[string]bool) map[string]map[string]bool { return d }
 
 // compareSides returns the keys that differ between src and dst, among only
 // (nil = all keys).
@@ -756,12 +751,9 @@ func (e *verifyEnv) readTopics(ctx context.Context, topics []string, next map[st
 		// offsets are transaction markers or aborted records: a poll that
 		// brought nothing at all means what is left holds no row.
 		if fs.NumRecords() == 0 {
-			for t, ps := range remaining {
-				for p := range ps {
-					delete(ps, p)
-					left--
-				}
-				_ = t
+			for _, ps := range remaining {
+				left -= len(ps)
+				clear(ps)
 			}
 		}
 	}
@@ -780,7 +772,7 @@ func (e *verifyEnv) readTopics(ctx context.Context, topics []string, next map[st
 
 // settle waits until the end offsets of topics stay the same for a second,
 // at most SettleMs.
-func (e *verifyEnv) settle(ctx context.Context, topics []string, _ map[string]map[int32]int64) error {
+func (e *verifyEnv) settle(ctx context.Context, topics []string) error {
 	adm := kadm.NewClient(e.consumer)
 	deadline := time.Now().Add(time.Duration(e.opts.SettleMs) * time.Millisecond)
 	var prev string
