@@ -4,12 +4,12 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/pingcap/tidb/pkg/parser"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/queue"
 )
 
 var _ connect.CurrentReader = (*Task)(nil)
@@ -44,31 +44,13 @@ func (t *Task) ReadCurrent(ctx context.Context, cfgMap map[string]string, emit f
 	}
 	defer func() { t.conn.Close(); t.conn = nil }()
 
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	t.records = make(chan *connect.SourceRecord, 256)
-	var (
-		wg      sync.WaitGroup
-		emitErr error
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for r := range t.records {
-			if emitErr != nil {
-				continue
-			}
-			if emitErr = emit(r); emitErr != nil {
-				cancel()
-			}
-		}
-	}()
-	pos, err := t.snapshot(rctx, true, nil)
-	close(t.records)
-	wg.Wait()
-	if emitErr != nil {
-		return nil, emitErr
-	}
+	var pos offset
+	err = queue.Collect(ctx, func(ctx context.Context, records chan *connect.SourceRecord) error {
+		t.records = records
+		var err error
+		pos, err = t.snapshot(ctx, true, nil)
+		return err
+	}, emit)
 	if err != nil {
 		return nil, err
 	}

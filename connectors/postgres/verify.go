@@ -7,11 +7,11 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
-	"sync"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/connectors/internal/queue"
 )
 
 var _ connect.CurrentReader = (*Task)(nil)
@@ -56,37 +56,18 @@ func (t *Task) ReadCurrent(ctx context.Context, cfgMap map[string]string, emit f
 		return nil, err
 	}
 
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	t.records = make(chan *connect.SourceRecord, 256)
-	var (
-		wg      sync.WaitGroup
-		emitErr error
-		pos     map[string]any
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for r := range t.records {
-			if emitErr != nil {
-				continue
-			}
-			if r.SourceOffset != nil && pos == nil {
-				if lsn, ok := r.SourceOffset["lsn"]; ok {
-					pos = map[string]any{"lsn": lsn}
-				}
-			}
-			if emitErr = emit(r); emitErr != nil {
-				cancel()
+	var pos map[string]any
+	err = queue.Collect(ctx, func(ctx context.Context, records chan *connect.SourceRecord) error {
+		t.records = records
+		return t.snapshot(ctx, plan{snapshot: true})
+	}, func(r *connect.SourceRecord) error {
+		if r.SourceOffset != nil && pos == nil {
+			if lsn, ok := r.SourceOffset["lsn"]; ok {
+				pos = map[string]any{"lsn": lsn}
 			}
 		}
-	}()
-	err = t.snapshot(rctx, plan{snapshot: true})
-	close(t.records)
-	wg.Wait()
-	if emitErr != nil {
-		return nil, emitErr
-	}
+		return emit(r)
+	})
 	if err != nil {
 		return nil, err
 	}
