@@ -4,7 +4,7 @@ SHELL   := /bin/bash
 GO      ?= go
 BIN     := bin/connectd
 
-.PHONY: all build demo test setup setup-demo bench vet clean screenshot images compose-smoke difftest flinktest soak fuzz
+.PHONY: all build demo test setup setup-demo bench vet clean screenshot images compose-smoke difftest flinktest soak fuzz docs
 
 all: build
 
@@ -71,6 +71,12 @@ soak: setup build
 FUZZTIME ?= 1m
 fuzz:
 	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+
+# The generated configuration reference (docs/reference/) from the
+# ConfigDefs: the worker's keys and every plugin's, as the REST API lists
+# them. make test fails when a committed page is stale (TestReferenceCurrent).
+docs:
+	CONNECTD_WRITE_DOCS=1 $(GO) test -count=1 -run '^TestReferenceCurrent$$' ./internal/docgen/
 
 vet:
 	$(GO) vet ./...

@@ -31,6 +31,9 @@ type KeyInfo struct {
 	Width        string
 	DisplayName  string
 	Dependents   []string
+	// Allowed is the key's accepted values (ConfigKey.Allowed), for the
+	// generated reference; the REST bodies do not carry it.
+	Allowed []string
 }
 
 // Info returns the ConfigKeyInfo view of every key, in definition order.
@@ -39,7 +42,7 @@ func (d *ConfigDef) Info() []KeyInfo {
 	pos := map[string]int{}
 	for _, k := range d.keys {
 		ki := KeyInfo{Name: k.Name, Type: string(k.Type), Importance: string(k.Importance), Doc: k.Doc,
-			Width: k.Width, DisplayName: k.DisplayName, Dependents: k.Dependents, OrderInGroup: -1}
+			Width: k.Width, DisplayName: k.DisplayName, Dependents: k.Dependents, OrderInGroup: -1, Allowed: k.Allowed}
 		if ki.Type == "" {
 			ki.Type = string(TypeString)
 		}

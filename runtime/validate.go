@@ -210,11 +210,20 @@ func (h *Herder) validateForWrite(cfg map[string]string) error {
 }
 
 // PluginConfig returns the ConfigKeyInfo list of a plugin as
-// AbstractHerder.connectorPluginConfig: the plugin's own keys first, then
-// the framework's connector keys it does not define. Errors: *NotFoundError
-// style *PluginNotFoundError for an unknown plugin.
+// AbstractHerder.connectorPluginConfig (PluginConfigOf with this worker's
+// plugins and config).
 func (h *Herder) PluginConfig(name string) ([]connect.KeyInfo, error) {
-	if f, _, _, ok := h.plugins.Connector(name); ok {
+	return PluginConfigOf(h.plugins, h.cfg, name)
+}
+
+// PluginConfigOf returns the ConfigKeyInfo list of a plugin as
+// AbstractHerder.connectorPluginConfig: the plugin's own keys first, then
+// the framework's connector keys it does not define. It serves
+// GET /connector-plugins/{p}/config and the generated config reference
+// (internal/docgen), so the two cannot disagree. Errors:
+// *PluginNotFoundError for an unknown plugin.
+func PluginConfigOf(plugins *connect.Plugins, cfg WorkerConfig, name string) ([]connect.KeyInfo, error) {
+	if f, _, _, ok := plugins.Connector(name); ok {
 		var own []connect.KeyInfo
 		seen := map[string]bool{}
 		for _, k := range f().Config().Info() {
@@ -230,7 +239,7 @@ func (h *Herder) PluginConfig(name string) ([]connect.KeyInfo, error) {
 		// With the KIP-891 plugin version keys, as connectorPluginConfig
 		// lists them: the connector's version as its default, the
 		// converters' versions without one (no converter is chosen yet).
-		for _, k := range sourceConnectorConfigDef(h.pluginVersionsOf(map[string]string{"connector.class": name})).Info() {
+		for _, k := range sourceConnectorConfigDef(pluginVersionsOf(plugins, cfg, map[string]string{"connector.class": name})).Info() {
 			if seen[k.Name] {
 				continue
 			}
@@ -241,7 +250,7 @@ func (h *Herder) PluginConfig(name string) ([]connect.KeyInfo, error) {
 		}
 		return own, nil
 	}
-	if p, ok := h.plugins.Plugin(name); ok {
+	if p, ok := plugins.Plugin(name); ok {
 		if p.Config == nil {
 			return []connect.KeyInfo{}, nil
 		}
@@ -254,9 +263,13 @@ func (h *Herder) PluginConfig(name string) ([]connect.KeyInfo, error) {
 // and converters (the worker's key.converter / value.converter and
 // SimpleHeaderConverter when cfg names none), for the KIP-891 keys.
 func (h *Herder) pluginVersionsOf(cfg map[string]string) *pluginVersions {
+	return pluginVersionsOf(h.plugins, h.cfg, cfg)
+}
+
+func pluginVersionsOf(plugins *connect.Plugins, worker WorkerConfig, cfg map[string]string) *pluginVersions {
 	class := strings.TrimSpace(cfg["connector.class"])
 	pv := &pluginVersions{connectorClass: class}
-	if f, _, ok := h.plugins.Source(class); ok {
+	if f, _, ok := plugins.Source(class); ok {
 		pv.connector = f().Version()
 	}
 	version := func(key, workerDefault string) string {
@@ -264,13 +277,13 @@ func (h *Herder) pluginVersionsOf(cfg map[string]string) *pluginVersions {
 		if c == "" {
 			c = workerDefault
 		}
-		if d, ok := h.plugins.Plugin(c); ok {
+		if d, ok := plugins.Plugin(c); ok {
 			return d.Version
 		}
 		return ""
 	}
-	pv.key = version("key.converter", h.cfg.Get("key.converter"))
-	pv.value = version("value.converter", h.cfg.Get("value.converter"))
+	pv.key = version("key.converter", worker.Get("key.converter"))
+	pv.value = version("value.converter", worker.Get("value.converter"))
 	pv.header = version("header.converter", "org.apache.kafka.connect.storage.SimpleHeaderConverter")
 	return pv
 }
