@@ -1,6 +1,9 @@
 package runtime
 
 import (
+	"sort"
+	"strings"
+
 	"github.com/connectd/connectd/connect"
 )
 
@@ -125,4 +128,34 @@ var WorkerKeyFamilies = []WorkerKeyFamily{
 	{"listeners.https.ssl.*", groupRESTSec, "The REST server's TLS keys for the https listener; they win over the unprefixed ssl.* keys, all or nothing."},
 	{"embedded.kafka.ssl.keystore.*, embedded.kafka.ssl.truststore.*", groupEmbedded, "The embedded broker's TLS keystore (its certificate) and truststore (client certificates), as the ssl.* keys."},
 	{"config.providers.<name>.class, config.providers.<name>.param.*", groupConfigProvs, "A config provider's class (FileConfigProvider, DirectoryConfigProvider, EnvVarConfigProvider, by full or simple name) and parameters (allowed.paths for file/dir, allowlist.pattern for env)."},
+}
+
+// workerKeyPrefixes are the prefixes of WorkerKeyFamilies.
+var workerKeyPrefixes = []string{"key.converter.", "value.converter.", "header.converter.", "producer.", "admin.", "consumer.",
+	"listeners.https.", "embedded.kafka.ssl.", "config.providers."}
+
+// UnknownWorkerKeys returns, sorted, the keys of cfg that are neither a key
+// of WorkerConfigDef nor of a WorkerKeyFamilies family: connectd ignores
+// them, and the worker logs a WARN naming each (as Kafka's "was supplied but
+// isn't a known config").
+func UnknownWorkerKeys(cfg WorkerConfig) []string {
+	d := WorkerConfigDef()
+	var out []string
+	for k := range cfg {
+		if d.Key(k) != nil {
+			continue
+		}
+		known := false
+		for _, p := range workerKeyPrefixes {
+			if strings.HasPrefix(k, p) {
+				known = true
+				break
+			}
+		}
+		if !known {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

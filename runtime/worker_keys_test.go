@@ -23,3 +23,14 @@ func TestWorkerConfigDefDocumentsEveryDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownWorkerKeys: a key connectd does not read is named (the worker
+// WARNs it); worker keys and prefixed families are not.
+func TestUnknownWorkerKeys(t *testing.T) {
+	got := UnknownWorkerKeys(WorkerConfig{"bootstrap.servers": "k:9092", "plugin.path": "/opt", "producer.linger.ms": "5",
+		"embedded.kafka.ssl.keystore.location": "/k", "config.providers.file.class": "x", "rest.advertised.host.name": "h",
+		"value.converter.schemas.enable": "false", "dashboard.sample.interval.ms": "1000"})
+	if len(got) != 2 || got[0] != "plugin.path" || got[1] != "rest.advertised.host.name" {
+		t.Fatalf("UnknownWorkerKeys = %v, want [plugin.path rest.advertised.host.name]", got)
+	}
+}

@@ -106,6 +106,13 @@ func run(args []string) error {
 	// logger name (PUT /admin/loggers/{name} changes it at run time).
 	loggers := runtime.NewLoggers(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.Level(-1 << 20)}), slog.LevelInfo)
 	log := loggers.Logger(runtime.LoggerWorker)
+	// The keys the user wrote (file and -o; CONNECTD_* variables also carry
+	// developer aids) that connectd ignores: a WARN names each.
+	if given, err := runtime.LoadWorkerConfig(*cfgPath, nil, *over); err == nil {
+		for _, k := range runtime.UnknownWorkerKeys(given) {
+			log.Warn(fmt.Sprintf("The configuration '%s' was supplied but isn't a known config: connectd ignores it (docs/reference/worker.md lists the worker's keys)", k))
+		}
+	}
 	if path := os.Getenv("CONNECTD_CPU_PROFILE"); path != "" {
 		// Developer aid: a CPU profile of the whole run, written at shutdown.
 		f, err := os.Create(path)
