@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -42,6 +43,7 @@ func run() error {
 	kafkaAddr := flag.String("kafka", "127.0.0.1:9092", "embedded Kafka listener")
 	registryAddr := flag.String("registry", "127.0.0.1:8081", "embedded schema registry listener")
 	changes := flag.Bool("changes", true, "run the change generator")
+	envFile := flag.String("env-file", "/tmp/connectd-demo.env", "file written with the database's PGHOST/PGPORT/PGUSER/PGDATABASE and connectd's PID (CONNECTD_PID), for the README's tour (`. /tmp/connectd-demo.env`); removed at exit")
 	identityFull := flag.Bool("replica-identity-full", false,
 		"ALTER the tables to REPLICA IDENTITY FULL (full before images, as Flink's debezium-json format needs)")
 	flag.Parse()
@@ -84,24 +86,75 @@ ALTER TABLE inventory.products REPLICA IDENTITY FULL; ALTER TABLE inventory.orde
 	}
 	defer os.RemoveAll(dataDir)
 	fmt.Println("== starting connectd with its embedded Kafka broker")
-	cmd := exec.Command(*bin,
-		"-o", "listeners=http://"+*restAddr,
-		"-o", "embedded.kafka.listener="+*kafkaAddr,
-		"-o", "schema.registry.listener="+*registryAddr,
-		"-o", "data.dir="+dataDir,
-		"-o", "offset.flush.interval.ms=1000")
+	args := []string{
+		"-o", "listeners=http://" + *restAddr,
+		"-o", "embedded.kafka.listener=" + *kafkaAddr,
+		"-o", "schema.registry.listener=" + *registryAddr,
+		"-o", "data.dir=" + dataDir,
+		"-o", "offset.flush.interval.ms=1000"}
 	logf, err := os.Create(dataDir + ".log")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(dataDir + ".log")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s (run `make build` first): %w", *bin, err)
+	writeEnv := func(pid int) error {
+		if *envFile == "" {
+			return nil
+		}
+		env := fmt.Sprintf("export PGHOST=%s PGPORT=%d PGUSER=%s PGDATABASE=inventory\nexport CONNECTD_PID=%d\n", pg.Host, pg.Port, pg.User, pid)
+		return os.WriteFile(*envFile, []byte(env), 0o644)
 	}
+	if *envFile != "" {
+		defer os.Remove(*envFile)
+	}
+	// connectd runs supervised: killed (kill -9 "$CONNECTD_PID" in the
+	// tour), it is started again on the same data dir, and the events go on
+	// from where its offsets were, with nothing lost.
+	start := func() (*exec.Cmd, error) {
+		cmd := exec.Command(*bin, args...)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			return nil, fmt.Errorf("starting %s (run `make build` first): %w", *bin, err)
+		}
+		return cmd, writeEnv(cmd.Process.Pid)
+	}
+	cmd, err := start()
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	supervised := make(chan struct{})
+	go func() {
+		defer close(supervised)
+		for {
+			mu.Lock()
+			c := cmd
+			mu.Unlock()
+			err := c.Wait()
+			if ctx.Err() != nil {
+				return
+			}
+			fmt.Printf("== connectd exited (%v); starting it again on the same data dir\n", err)
+			time.Sleep(500 * time.Millisecond)
+			if ctx.Err() != nil {
+				return
+			}
+			next, err := start()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "demo:", err)
+				return
+			}
+			mu.Lock()
+			cmd = next
+			mu.Unlock()
+		}
+	}()
 	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
+		mu.Lock()
+		c := cmd
+		mu.Unlock()
+		c.Process.Signal(syscall.SIGTERM)
+		<-supervised
 		fmt.Println("== connectd stopped")
 	}()
 	base := "http://" + *restAddr
@@ -143,6 +196,9 @@ ALTER TABLE inventory.products REPLICA IDENTITY FULL; ALTER TABLE inventory.orde
 		listener = " -o embedded.kafka.listener=" + *kafkaAddr
 	}
 	fmt.Printf("   tail:   %s topics tail dbserver1.inventory.customers --from-beginning%s\n", *bin, listener)
+	if *envFile != "" {
+		fmt.Printf("   env:    . %s   (PGHOST/PGPORT/PGUSER/PGDATABASE for psql, CONNECTD_PID)\n", *envFile)
+	}
 	fmt.Println("== change events (Ctrl-C to stop):")
 
 	if *changes {
