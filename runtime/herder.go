@@ -354,8 +354,8 @@ func (h *Herder) producerOptsWith(sec *kafkaSecuritySettings) []kgo.Opt {
 		// A topic created just before its first record must not wait for
 		// kgo's default 5 s metadata refresh.
 		kgo.MetadataMinAge(250 * time.Millisecond),
-		// Kafka Connect's producer default is compression.type=none; with
-		// the embedded broker, see defaultCompression.
+		// compression.type: snappy (embedded broker) or lz4, see
+		// defaultCompression; producer.override.compression.type wins.
 		kgo.ProducerBatchCompression(h.defaultCompression()),
 		// max.request.size: kgo's 1,000,012 bytes (Kafka's), or larger
 		// batches with the embedded broker, see defaultBatchMaxBytes.
@@ -394,25 +394,34 @@ func (h *Herder) defaultBatchMaxBytes() int32 {
 func (h *Herder) InternalKafkaOpts() []kgo.Opt { return h.internalSec.opts() }
 
 // defaultCompression is the producer's compression.type when no
-// producer.override.compression.type is given: none, as Kafka Connect's
-// producer, against an external cluster; snappy against the embedded
-// broker. The embedded broker runs in this process and stores batches as
-// they arrive, so every byte a batch carries is also copied, checksummed,
-// written and fsynced by this process: a JsonConverter change event
-// (about 3 KB, most of it the repeated schema) compresses well, and the
-// 1M-row snapshot benchmark spends about 25% less CPU per row with lz4
-// than with none (bench/postgres, issue 3); snappy costs about as much
-// CPU as lz4 or less (snapshot 14.8-15.8 vs 16.5-19.4 µs/row, streaming
-// 13.8-17.3 vs 15.4-18.2 µs/row, same runs) and holds no 4 MiB lz4 frame
-// buffers per pooled writer: peak RSS 177 vs 186-188 MiB in the snapshot,
-// 175-187 vs 174-201 MiB streaming. Records read back are the same bytes:
-// the codec applies to the batch, and consumers decompress it
-// transparently.
+// producer.override.compression.type is given: snappy against the
+// embedded broker, lz4 against an external cluster (Kafka Connect's
+// producer default is none). Consumers decompress transparently: records
+// read back are the same bytes, only the batch is compressed.
+//
+// External cluster: a real Kafka 4.3 broker on this machine spent 13-27
+// µs of CPU per JsonConverter change event (about 3.5 KB, most of it the
+// repeated schema) with uncompressed 1 MB batches, and it handles one
+// connection's produce requests one at a time, so the broker, not the
+// round trips (kgo already keeps 5 idempotent requests in flight), bounded
+// the rate. With lz4 it spent 6-10 µs per event warm (snappy 8-11) for
+// about 1 µs more in connectd, and the rate rose from 26-67k to 67-94k
+// rows/s (bench/postgres -brokers kafka, 300k-row snapshot and backlog,
+// two runs each per codec, load average 5-8; issue 20).
+//
+// Embedded broker: it runs in this process and stores batches as they
+// arrive, so every byte a batch carries is also copied, checksummed,
+// written and fsynced by this process: the 1M-row snapshot benchmark spends
+// about 25% less CPU per row with lz4 than with none (bench/postgres,
+// issue 3); snappy costs about as much CPU as lz4 or less (snapshot
+// 14.8-15.8 vs 16.5-19.4 µs/row, streaming 13.8-17.3 vs 15.4-18.2 µs/row,
+// same runs) and holds no 4 MiB lz4 frame buffers per pooled writer: peak
+// RSS 177 vs 186-188 MiB in the snapshot, 175-187 vs 174-201 MiB streaming.
 func (h *Herder) defaultCompression() kgo.CompressionCodec {
 	if h.cfg.EmbeddedBroker() {
 		return kgo.SnappyCompression()
 	}
-	return kgo.NoCompression()
+	return kgo.Lz4Compression()
 }
 
 // newTransactionalProducer returns task id's producer under exactly-once

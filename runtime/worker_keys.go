@@ -122,7 +122,7 @@ func WorkerConfigDef() *connect.ConfigDef {
 // docs/reference/worker.md after the keys of WorkerConfigDef).
 var WorkerKeyFamilies = []WorkerKeyFamily{
 	{"key.converter.*, value.converter.*", groupWorker, "The default converters' settings (schemas.enable, schema.registry.url, …)."},
-	{"producer.*", groupWorker, "The tasks' producers (Kafka's producer keys; the security keys win key by key over the unprefixed ones). With the embedded broker the tasks' producer writes snappy-compressed batches (Kafka Connect's default compression.type=none applies with bootstrap.servers; producer.override.compression.type wins either way); a task's producer buffers at most 8 MiB of unacknowledged records (buffer.memory; Kafka's default is 32 MiB)."},
+	{"producer.*", groupWorker, "The tasks' producers (Kafka's producer keys; the security keys win key by key over the unprefixed ones). The tasks' producer writes snappy-compressed batches to the embedded broker and lz4-compressed ones to an external Kafka (Kafka Connect's default is compression.type=none; producer.override.compression.type wins either way); a task's producer buffers at most 8 MiB of unacknowledged records (buffer.memory; Kafka's default is 32 MiB)."},
 	{"admin.*", groupWorker, "The admin client that creates topics (KIP-158)."},
 	{"consumer.*", groupWorker, "Sink tasks' consumers and connectd topics tail."},
 	{"listeners.https.ssl.*", groupRESTSec, "The REST server's TLS keys for the https listener; they win over the unprefixed ssl.* keys, all or nothing."},

@@ -39,16 +39,20 @@ import (
 )
 
 var (
-	bin      = flag.String("connectd", "bin/connectd", "connectd binary")
-	rows     = flag.Int("rows", 1_000_000, "rows in the snapshot table (10 columns)")
-	txns     = flag.Int("txns", 200_000, "single-row INSERT transactions in the streaming backlog")
-	batched  = flag.Int("batched", 1_000_000, "rows in 100-row transactions in the second backlog")
-	rate     = flag.Int("rate", 5000, "transactions per second for the latency run")
-	latSecs  = flag.Int("latency-seconds", 10, "duration of the latency run")
-	avroToo  = flag.Bool("avro", true, "also snapshot the table and stream each backlog with the AvroConverter (and report Avro/JSON)")
-	snapRuns = flag.Int("snapshot-runs", 3, "JSON snapshot runs, each in a fresh connectd right after its own COPY reference; a last line gives the medians (this machine's rates vary by a third from run to run)")
-	pairs    = flag.Int("pairs", 1, "JSON/Avro runs per backlog (alternating which goes first), to average out load changes")
-	sets     keyValues
+	bin        = flag.String("connectd", "bin/connectd", "connectd binary")
+	rows       = flag.Int("rows", 1_000_000, "rows in the snapshot table (10 columns)")
+	txns       = flag.Int("txns", 200_000, "single-row INSERT transactions in the streaming backlog")
+	batched    = flag.Int("batched", 1_000_000, "rows in 100-row transactions in the second backlog")
+	rate       = flag.Int("rate", 5000, "transactions per second for the latency run")
+	latSecs    = flag.Int("latency-seconds", 10, "duration of the latency run")
+	avroToo    = flag.Bool("avro", true, "also snapshot the table and stream each backlog with the AvroConverter (and report Avro/JSON)")
+	snapRuns   = flag.Int("snapshot-runs", 3, "JSON snapshot runs, each in a fresh connectd right after its own COPY reference; a last line gives the medians (this machine's rates vary by a third from run to run)")
+	pairs      = flag.Int("pairs", 1, "JSON/Avro runs per backlog (alternating which goes first), to average out load changes")
+	streamRuns = flag.Int("stream-runs", 3, "JSON runs per broker of each streaming backlog (alternating the broker order), each through its own slot")
+	brokers    = flag.String("brokers", "embedded,kafka", "comma-separated brokers each JSON snapshot run and each streaming backlog run goes to, alternating their order: embedded (connectd's own) and kafka (a real Apache Kafka 4.3 from scripts/kafka.sh, started once for the whole run); with both, a kafka/embedded ratio is printed per run and as the median")
+	root       = flag.String("root", ".", "the repository root (scripts/kafka.sh)")
+	kafka      *measure.Kafka
+	sets       keyValues
 )
 
 // keyValues is a repeatable -set key=value flag: extra connector config
@@ -84,6 +88,19 @@ func run() error {
 		return err
 	}
 	fmt.Printf("PostgreSQL 15 at %s, connectd %s\n", pg.DSN("bench"), *bin)
+	for _, b := range brokerList() {
+		switch b {
+		case "embedded":
+		case "kafka":
+			if kafka, err = measure.StartKafka(*root); err != nil {
+				return err
+			}
+			defer kafka.Stop()
+			fmt.Printf("Apache Kafka 4.3 at %s (its own JVM process; the kafka lines add its CPU per row)\n", kafka.Addr)
+		default:
+			return fmt.Errorf("-brokers: %q is neither embedded nor kafka", b)
+		}
+	}
 	if *rows > 0 {
 		if err := benchSnapshot(ctx, pg); err != nil {
 			return fmt.Errorf("snapshot: %w", err)
@@ -105,6 +122,52 @@ func run() error {
 		}
 	}
 	return nil
+}
+
+// brokerList is -brokers as a list.
+func brokerList() []string { return strings.Split(*brokers, ",") }
+
+// brokerOrder is brokerList for run i: reversed on odd runs, so that
+// neither broker always goes first.
+func brokerOrder(i int) []string {
+	bs := brokerList()
+	if i%2 == 1 {
+		slices.Reverse(bs)
+	}
+	return bs
+}
+
+// startOn starts connectd on dir with broker ("embedded" or "kafka").
+func startOn(broker, dir string, registryPort int) (*measure.Daemon, error) {
+	if broker == "kafka" {
+		return measure.StartOn(*bin, dir, registryPort, kafka.Addr)
+	}
+	return measure.Start(*bin, dir, registryPort)
+}
+
+// kafkaCPU is the external broker's CPU time so far (0 without one).
+func kafkaCPU() time.Duration {
+	if kafka == nil {
+		return 0
+	}
+	return kafka.CPU()
+}
+
+// brokerRatios prints, for each run, the rate into a real Kafka over the
+// rate into the embedded broker (durs[broker][i]: run i's time), then the
+// median of those ratios.
+func brokerRatios(name string, n int, durs map[string][]time.Duration) {
+	e, k := durs["embedded"], durs["kafka"]
+	if len(e) == 0 || len(e) != len(k) {
+		return
+	}
+	var ratios []float64
+	for i := range e {
+		report(fmt.Sprintf("%s kafka vs embedded (run %d)", name, i+1), n, k[i], "embedded", e[i], "")
+		ratios = append(ratios, e[i].Seconds()/k[i].Seconds())
+	}
+	report(fmt.Sprintf("%s kafka vs embedded (median)", name), n, median(k), "embedded (median)", median(e),
+		fmt.Sprintf("median of the runs' ratios %.2f (%d runs each; target ≥ 0.70)", median(ratios), len(e)))
 }
 
 func connector(pg *testenv.Postgres, table, mode string) map[string]string {
@@ -178,47 +241,68 @@ ANALYZE snap_t;`, *rows))
 	runs := max(1, *snapRuns)
 	var snapDs, copyDs []time.Duration
 	var ratios []float64
-	var d *measure.Daemon
+	byBroker := map[string][]time.Duration{}
+	var d *measure.Daemon // the last embedded-broker daemon, for the Avro run
+	k := 0
 	for i := 0; i < runs; i++ {
 		if i > 0 {
 			if copyD, err = copyRef(); err != nil {
 				return err
 			}
 		}
-		dir, _ := os.MkdirTemp("", "connectd-bench-")
-		defer os.RemoveAll(dir)
-		if d != nil {
-			d.Stop()
+		for _, broker := range brokerOrder(i) {
+			dir, _ := os.MkdirTemp("", "connectd-bench-")
+			defer os.RemoveAll(dir)
+			dd, err := startOn(broker, dir, 0)
+			if err != nil {
+				return err
+			}
+			cfg := connector(pg, "snap_t", "initial_only")
+			if k > 0 {
+				cfg["topic.prefix"], cfg["slot.name"] = fmt.Sprintf("bench%d", k), fmt.Sprintf("slot_snap_t_%d", k)
+			}
+			k++
+			before, cpu0, kcpu0 := measure.LoadAvg(), dd.CPU(), kafkaCPU()
+			start = time.Now()
+			if err := dd.Create("snap", cfg); err != nil {
+				dd.Stop()
+				return err
+			}
+			if err := dd.WaitCount(cfg["topic.prefix"]+".public.snap_t", int64(*rows), 20*time.Minute); err != nil {
+				dd.Stop()
+				return err
+			}
+			snapD := time.Since(start)
+			name := "snapshot JSON " + broker
+			if runs > 1 {
+				name = fmt.Sprintf("snapshot JSON %s (run %d/%d)", broker, i+1, runs)
+			}
+			extra := fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row", dd.PeakRSS(), measure.MicrosPer(dd.CPU()-cpu0, *rows))
+			if broker == "kafka" {
+				extra += fmt.Sprintf("; Kafka CPU %.1f µs/row", measure.MicrosPer(kafkaCPU()-kcpu0, *rows))
+			}
+			report(name, *rows, snapD, "COPY TO STDOUT", copyD, fmt.Sprintf("%s; loadavg %s → %s", extra, before, measure.LoadAvg()))
+			byBroker[broker] = append(byBroker[broker], snapD)
+			if broker == "embedded" {
+				snapDs, copyDs = append(snapDs, snapD), append(copyDs, copyD)
+				ratios = append(ratios, copyD.Seconds()/snapD.Seconds())
+				if d != nil {
+					d.Stop()
+				}
+				d = dd
+				defer dd.Stop()
+			} else {
+				dd.Stop()
+			}
 		}
-		if d, err = measure.Start(*bin, dir, 0); err != nil {
-			return err
-		}
-		defer d.Stop()
-		cfg := connector(pg, "snap_t", "initial_only")
-		if i > 0 {
-			cfg["topic.prefix"], cfg["slot.name"] = fmt.Sprintf("bench%d", i), fmt.Sprintf("slot_snap_t_%d", i)
-		}
-		before, cpu0 := measure.LoadAvg(), d.CPU()
-		start = time.Now()
-		if err := d.Create("snap", cfg); err != nil {
-			return err
-		}
-		if err := d.WaitCount(cfg["topic.prefix"]+".public.snap_t", int64(*rows), 20*time.Minute); err != nil {
-			return err
-		}
-		snapD := time.Since(start)
-		name := "snapshot JSON"
-		if runs > 1 {
-			name = fmt.Sprintf("snapshot JSON (run %d/%d)", i+1, runs)
-		}
-		report(name, *rows, snapD, "COPY TO STDOUT", copyD, fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row; loadavg %s → %s",
-			d.PeakRSS(), measure.MicrosPer(d.CPU()-cpu0, *rows), before, measure.LoadAvg()))
-		snapDs, copyDs = append(snapDs, snapD), append(copyDs, copyD)
-		ratios = append(ratios, copyD.Seconds()/snapD.Seconds())
+	}
+	brokerRatios("snapshot JSON", *rows, byBroker)
+	if len(snapDs) == 0 {
+		return nil
 	}
 	snapD := median(snapDs)
 	if runs > 1 {
-		report("snapshot JSON (median)", *rows, snapD, "COPY TO STDOUT (median)", median(copyDs), fmt.Sprintf("median of the runs' ratios %.2f (%d runs)", median(ratios), runs))
+		report("snapshot JSON (median)", *rows, snapD, "COPY TO STDOUT (median)", median(copyDs), fmt.Sprintf("median of the runs' ratios %.2f (%d runs, embedded broker)", median(ratios), runs))
 	}
 	report("snapshot JSON vs psql", *rows, snapD, "psql COPY > /dev/null", psqlD, "")
 	if !*avroToo {
@@ -258,7 +342,11 @@ func median[T time.Duration | float64](xs []T) T {
 
 // streamRun is one connectd reading the backlog through its own slot.
 type streamRun struct {
-	label   string // "JSON" or "Avro"
+	label   string     // "JSON" or "Avro"
+	broker  string     // "embedded" or "kafka"
+	partner *streamRun // an Avro run's JSON run, next to it in the order
+	first   bool       // an Avro run went before its partner
+	d       time.Duration
 	dir     string
 	regPort int // the registry port its converters were configured with
 	slot    string
@@ -288,32 +376,50 @@ BEGIN
 END $$;`, table)); err != nil {
 		return err
 	}
-	newRun := func(label string, i int) *streamRun {
+	seq := 0
+	newRun := func(label, broker string) *streamRun {
 		cfg := connector(pg, table, "no_data")
 		suffix := ""
 		if label == "Avro" {
 			suffix = "avro"
 		}
-		if i > 0 {
-			suffix += fmt.Sprint(i + 1)
+		if seq > 0 {
+			suffix += fmt.Sprint(seq + 1)
 		}
+		seq++
 		if suffix != "" {
 			cfg["slot.name"] += "_" + suffix
 			cfg["topic.prefix"] += suffix
 		}
-		return &streamRun{label: label, slot: cfg["slot.name"], topic: cfg["topic.prefix"] + ".public." + table, cfg: cfg}
+		return &streamRun{label: label, broker: broker, slot: cfg["slot.name"], topic: cfg["topic.prefix"] + ".public." + table, cfg: cfg}
 	}
+	// JSON runs on each broker (-stream-runs of each, the broker order
+	// alternating), and -pairs Avro runs on the embedded broker, each
+	// next to an embedded JSON run (alternating which goes first).
 	var runs []*streamRun
-	for i := 0; i < max(*pairs, 1); i++ {
-		j := newRun("JSON", i)
-		if !*avroToo {
-			runs = append(runs, j)
-			continue
-		}
-		if a := newRun("Avro", i); i%2 == 0 {
-			runs = append(runs, j, a)
-		} else {
-			runs = append(runs, a, j)
+	avroLeft := 0
+	if *avroToo {
+		avroLeft = max(*pairs, 1)
+	}
+	for i := 0; i < max(*streamRuns, *pairs, 1); i++ {
+		for _, broker := range brokerOrder(i) {
+			if i >= max(*streamRuns, 1) && broker != "embedded" {
+				continue
+			}
+			j := newRun("JSON", broker)
+			if broker != "embedded" || avroLeft == 0 {
+				runs = append(runs, j)
+				continue
+			}
+			avroLeft--
+			a := newRun("Avro", broker)
+			a.partner = j
+			if i%2 == 0 {
+				runs = append(runs, j, a)
+			} else {
+				a.first = true
+				runs = append(runs, a, j)
+			}
 		}
 	}
 	// Each connector creates its slot (no_data) in its own connectd (own
@@ -324,7 +430,7 @@ END $$;`, table)); err != nil {
 		r.dir, _ = os.MkdirTemp("", "connectd-bench-")
 		defer os.RemoveAll(r.dir)
 		r.regPort, _ = testenv.FreePort()
-		d, err := measure.Start(*bin, r.dir, r.regPort)
+		d, err := startOn(r.broker, r.dir, r.regPort)
 		if err != nil {
 			return err
 		}
@@ -367,16 +473,15 @@ END $$;`, table)); err != nil {
 	}
 	refD := time.Since(start)
 
-	total := map[string]time.Duration{}
-	var durs []time.Duration
+	byBroker := map[string][]time.Duration{}
 	for _, r := range runs {
 		before := measure.LoadAvg()
-		d, err := measure.Start(*bin, r.dir, r.regPort)
+		d, err := startOn(r.broker, r.dir, r.regPort)
 		if err != nil {
 			return err
 		}
 		start = time.Now()
-		cpu0 := d.CPU()
+		cpu0, kcpu0 := d.CPU(), kafkaCPU()
 		if err := d.WaitCount(r.topic, int64(n), 20*time.Minute); err != nil {
 			d.Stop()
 			return err
@@ -384,25 +489,37 @@ END $$;`, table)); err != nil {
 		ourD := time.Since(start)
 		rss := d.PeakRSS()
 		cpu := measure.MicrosPer(d.CPU()-cpu0, n)
+		kcpu := measure.MicrosPer(kafkaCPU()-kcpu0, n)
 		d.Stop()
-		durs = append(durs, ourD)
-		total[r.label] += ourD
-		report(fmt.Sprintf("stream %d-row txns %s", perTx, r.label), n, ourD, "pg_recvlogical", refD,
-			fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row; backlog made in %.1fs; loadavg %s → %s", rss, cpu, genD.Seconds(), before, measure.LoadAvg()))
+		extra := fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row", rss, cpu)
+		if r.broker == "kafka" {
+			extra += fmt.Sprintf("; Kafka CPU %.1f µs/row", kcpu)
+		}
+		report(fmt.Sprintf("stream %d-row txns %s %s", perTx, r.label, r.broker), n, ourD, "pg_recvlogical", refD,
+			fmt.Sprintf("%s; backlog made in %.1fs; loadavg %s → %s", extra, genD.Seconds(), before, measure.LoadAvg()))
+		r.d = ourD
+		if r.label == "JSON" {
+			byBroker[r.broker] = append(byBroker[r.broker], ourD)
+		}
 	}
-	if *avroToo {
-		// Runs come in pairs (JSON, Avro) then (Avro, JSON), ...: each
-		// pair ran back to back on the same backlog.
-		for i := 0; i+1 < len(runs); i += 2 {
-			jd, ad := durs[i], durs[i+1]
-			if runs[i].label == "Avro" {
-				jd, ad = ad, jd
-			}
-			report(fmt.Sprintf("stream %d-row Avro vs JSON", perTx), n, ad, "JSON", jd, fmt.Sprintf("(pair %d, %s first)", i/2+1, runs[i].label))
+	brokerRatios(fmt.Sprintf("stream %d-row JSON", perTx), n, byBroker)
+	// Each Avro run ran next to an embedded JSON run on the same backlog.
+	var jt, at time.Duration
+	k := 0
+	for _, r := range runs {
+		if r.partner == nil {
+			continue
 		}
-		if k := len(runs) / 2; k > 1 {
-			report(fmt.Sprintf("stream %d-row Avro vs JSON", perTx), n*k, total["Avro"], "JSON", total["JSON"], fmt.Sprintf("(all %d pairs)", k))
+		k++
+		first := "JSON"
+		if r.first {
+			first = "Avro"
 		}
+		report(fmt.Sprintf("stream %d-row Avro vs JSON", perTx), n, r.d, "JSON", r.partner.d, fmt.Sprintf("(pair %d, %s first)", k, first))
+		jt, at = jt+r.partner.d, at+r.d
+	}
+	if k > 1 {
+		report(fmt.Sprintf("stream %d-row Avro vs JSON", perTx), n*k, at, "JSON", jt, fmt.Sprintf("(all %d pairs)", k))
 	}
 	return nil
 }

@@ -51,10 +51,19 @@ type Daemon struct {
 // that exits at start (a FreePort port taken by another process in the
 // meantime) is started again on new ports, three times at most.
 func Start(bin, dir string, registryPort int) (*Daemon, error) {
+	return StartOn(bin, dir, registryPort, "")
+}
+
+// StartOn is Start with connectd's Kafka at bootstrap (host:port of a
+// real Kafka, StartKafka) instead of its embedded broker when bootstrap is
+// not empty. The worker's group.id and its config, offset and status
+// topics are named after dir, so that daemons on one broker keep apart
+// and a restart on the same dir finds its connectors again.
+func StartOn(bin, dir string, registryPort int, bootstrap string) (*Daemon, error) {
 	var err error
 	for range 3 {
 		var d *Daemon
-		if d, err = start(bin, dir, registryPort); !errors.Is(err, errExited) {
+		if d, err = start(bin, dir, registryPort, bootstrap); !errors.Is(err, errExited) {
 			return d, err
 		}
 	}
@@ -63,7 +72,7 @@ func Start(bin, dir string, registryPort int) (*Daemon, error) {
 
 var errExited = errors.New("connectd exited at start")
 
-func start(bin, dir string, registryPort int) (*Daemon, error) {
+func start(bin, dir string, registryPort int, bootstrap string) (*Daemon, error) {
 	restPort, _ := testenv.FreePort()
 	kafkaPort, _ := testenv.FreePort()
 	if registryPort <= 0 {
@@ -71,8 +80,18 @@ func start(bin, dir string, registryPort int) (*Daemon, error) {
 	}
 	d := &Daemon{REST: fmt.Sprintf("http://127.0.0.1:%d", restPort), Kafka: fmt.Sprintf("127.0.0.1:%d", kafkaPort),
 		Registry: fmt.Sprintf("http://127.0.0.1:%d", registryPort), Dir: dir, done: make(chan struct{})}
-	d.Cmd = exec.Command(bin, "-o", "listeners="+d.REST, "-o", "embedded.kafka.listener="+d.Kafka, "-o", "data.dir="+dir,
-		"-o", "offset.flush.interval.ms=1000", "-o", "schema.registry.listener="+d.Registry[len("http://"):])
+	args := []string{"-o", "listeners=" + d.REST, "-o", "data.dir=" + dir,
+		"-o", "offset.flush.interval.ms=1000", "-o", "schema.registry.listener=" + d.Registry[len("http://"):]}
+	if bootstrap == "" {
+		args = append(args, "-o", "embedded.kafka.listener="+d.Kafka)
+	} else {
+		d.Kafka = bootstrap
+		g := filepath.Base(dir)
+		args = append(args, "-o", "bootstrap.servers="+bootstrap, "-o", "group.id="+g,
+			"-o", "config.storage.topic="+g+"-configs", "-o", "offset.storage.topic="+g+"-offsets",
+			"-o", "status.storage.topic="+g+"-status", "-o", "jobs.storage.topic="+g+"-jobs")
+	}
+	d.Cmd = exec.Command(bin, args...)
 	logf, err := os.OpenFile(filepath.Join(dir, "connectd.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
@@ -127,8 +146,10 @@ func (d *Daemon) Stop() {
 
 // PeakRSS returns the process's peak resident set size (VmHWM in
 // /proc/<pid>/status) in MiB, or -1 when it cannot be read.
-func (d *Daemon) PeakRSS() float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.Cmd.Process.Pid))
+func (d *Daemon) PeakRSS() float64 { return procPeakRSS(d.Cmd.Process.Pid) }
+
+func procPeakRSS(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return -1
 	}
@@ -145,8 +166,10 @@ func (d *Daemon) PeakRSS() float64 {
 // (utime and stime, fields 14 and 15 of /proc/<pid>/stat, in clock ticks
 // of 10 ms: USER_HZ is 100 on Linux), or 0 when it cannot be read. On a
 // shared machine, CPU per row is steadier than the wall-clock rate.
-func (d *Daemon) CPU() time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", d.Cmd.Process.Pid))
+func (d *Daemon) CPU() time.Duration { return procCPU(d.Cmd.Process.Pid) }
+
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
