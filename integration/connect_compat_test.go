@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -602,18 +603,44 @@ func valuesAt(v any, path string) map[string]any {
 // against the Kafka broker at bootstrap, with the Debezium PostgreSQL
 // connector on its plugin.path, and returns its REST base URL.
 func startKafkaConnect(t *testing.T, bootstrap string) string {
+	return startKafkaConnectWorker(t, bootstrap, "connectd-compat").base
+}
+
+// kafkaConnectWorker is one running Kafka Connect worker process.
+type kafkaConnectWorker struct {
+	t      *testing.T
+	base   string // REST base URL
+	cmd    *exec.Cmd
+	exited chan struct{}
+	log    *syncBuffer
+}
+
+// stop sends SIGTERM (the worker stops its tasks, each committing its
+// offsets) and waits for the process to exit.
+func (w *kafkaConnectWorker) stop() {
+	w.t.Helper()
+	w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-w.exited:
+	case <-time.After(90 * time.Second):
+		w.t.Fatalf("Kafka Connect did not stop on SIGTERM:\n%s", w.log.String())
+	}
+}
+
+// startKafkaConnectWorker is startKafkaConnect with the group.id.
+func startKafkaConnectWorker(t *testing.T, bootstrap, group string) *kafkaConnectWorker {
 	t.Helper()
 	ref, err := filepath.Abs("../reference/connect/target")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(ref, "lib")); err != nil {
-		t.Fatalf("Kafka Connect jars missing: run reference/connect/capture.sh: %v", err)
+		t.Fatalf("Kafka Connect jars missing: run reference/connect/capture.sh (BUILD_ONLY=1) or scripts/setup.sh test: %v", err)
 	}
 	dir := t.TempDir()
 	rest := freeAddr(t)
 	props := fmt.Sprintf(`bootstrap.servers=%s
-group.id=connectd-compat
+group.id=%s
 key.converter=org.apache.kafka.connect.json.JsonConverter
 value.converter=org.apache.kafka.connect.json.JsonConverter
 config.storage.topic=connect-configs
@@ -625,7 +652,7 @@ status.storage.replication.factor=1
 offset.flush.interval.ms=1000
 listeners=http://%s
 plugin.path=%s
-`, bootstrap, rest, filepath.Join(ref, "plugins"))
+`, bootstrap, group, rest, filepath.Join(ref, "plugins"))
 	propsPath := filepath.Join(dir, "connect-distributed.properties")
 	if err := os.WriteFile(propsPath, []byte(props), 0o644); err != nil {
 		t.Fatal(err)
@@ -646,6 +673,7 @@ plugin.path=%s
 			t.Logf("Kafka Connect log:\n%s", log.String())
 		}
 	})
+	w := &kafkaConnectWorker{t: t, cmd: cmd, exited: exited, log: log}
 	base := "http://" + rest
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
@@ -654,7 +682,8 @@ plugin.path=%s
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return base
+				w.base = base
+				return w
 			}
 		}
 		select {

@@ -108,6 +108,11 @@ if [ "$mode" = test ]; then
   # (reference/debezium/target-mariadb, built once).
   FLAVOR=mariadb BUILD_ONLY=1 bash "$(dirname "$0")/../reference/debezium/capture-mysql.sh" ||
     { echo "setup: building the Debezium MariaDB reference (reference/debezium/pom-mariadb.xml) failed" >&2; exit 1; }
+  # The migration guide's test (integration TestMigrateFromKafkaConnect): a
+  # stock Kafka Connect 4.3 worker with the real Debezium 3.6.1 PostgreSQL
+  # plugin (reference/connect/target, fetched once).
+  BUILD_ONLY=1 bash "$(dirname "$0")/../reference/connect/capture.sh" ||
+    { echo "setup: fetching Kafka Connect and the Debezium plugin (reference/connect) failed" >&2; exit 1; }
 fi
 if [ "$mode" = test ]; then
   # The testcontainers suite needs a running Docker engine and the local

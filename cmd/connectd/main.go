@@ -71,17 +71,32 @@ func main() {
 	}
 }
 
-const usage = `commands:
-  connectd [run] [--config worker.properties] [-o key=value]...
+const usage = `commands (the pages are in the repository's docs/ folder):
+  connectd [run] [--config worker.properties] [-o key=value]...                 docs/worker.md, docs/reference/worker.md
   connectd topics tail TOPIC [--from-beginning] [--max-records N] [--isolation-level read_committed] [--config ...] [-o ...]
-  connectd status [--url http://host:8083]
+                                                                                docs/worker.md#commands
+  connectd status [--url http://host:8083]                                      docs/worker.md#commands
   connectd verify CONNECTOR [--table T]... [--rounds N] [--buckets N] [--json] [--url http://host:8083]
+                                                                                docs/operations.md#did-the-pipeline-lose-anything-connectd-verify
   connectd version
   connectd help
+Connectors, sinks and transforms: docs/reference/README.md; the REST API: docs/rest-api.md.
 `
+
+// commandPages names the docs page of each command, printed by its -h.
+var commandPages = map[string]string{
+	"run":         "docs/worker.md (every key: docs/reference/worker.md)",
+	"topics tail": "docs/worker.md#commands",
+	"status":      "docs/worker.md#commands",
+	"verify":      "docs/operations.md#did-the-pipeline-lose-anything-connectd-verify",
+}
 
 func workerFlags(name string) (*flag.FlagSet, *string, *multiFlag) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage of connectd %s (see %s):\n", name, commandPages[name])
+		fs.PrintDefaults()
+	}
 	cfg := fs.String("config", "", "worker properties file")
 	var over multiFlag
 	fs.Var(&over, "o", "override a worker property: -o key=value (repeatable)")

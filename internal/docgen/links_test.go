@@ -92,3 +92,41 @@ func TestDocLinks(t *testing.T) {
 	}
 	t.Logf("%d links in %d pages resolve", checked, len(pages))
 }
+
+var helpRefRE = regexp.MustCompile(`docs/[a-z/_-]+\.md(#[a-z0-9_-]+)?`)
+
+// TestHelpPagesExist: every docs page (and #anchor) that connectd's help
+// texts name (cmd/connectd) exists.
+func TestHelpPagesExist(t *testing.T) {
+	root := filepath.Join("..", "..")
+	files, err := filepath.Glob(filepath.Join(root, "cmd", "connectd", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ref := range helpRefRE.FindAllString(string(src), -1) {
+			file, anchor, _ := strings.Cut(ref, "#")
+			body, err := os.ReadFile(filepath.Join(root, file))
+			if err != nil {
+				t.Errorf("%s names %s: %v", f, ref, err)
+				continue
+			}
+			if anchor != "" && !anchors(string(body))[anchor] {
+				t.Errorf("%s names %s: no such heading", f, ref)
+			}
+			checked++
+		}
+	}
+	if checked < 5 {
+		t.Fatalf("only %d docs references found in cmd/connectd", checked)
+	}
+	t.Logf("%d docs references in cmd/connectd resolve", checked)
+}
