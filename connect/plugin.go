@@ -134,3 +134,43 @@ type WorkerInfoProvider interface {
 type CurrentReader interface {
 	ReadCurrent(ctx context.Context, cfg map[string]string, emit func(*SourceRecord) error) (map[string]any, error)
 }
+
+// SinkVerifier is implemented by sink tasks whose target can be compared
+// with the rows a set of records would leave there (connectd verify
+// --against SINK_CONNECTOR). StartVerification opens a comparison with the
+// sink connector's task config; it must not change the target.
+type SinkVerifier interface {
+	StartVerification(ctx context.Context, cfg map[string]string) (SinkVerification, error)
+}
+
+// SinkVerification is one comparison: Put hands it the expected records
+// (the source's current rows as the sink would receive them), Compare
+// compares, Close releases what it made.
+type SinkVerification interface {
+	Put(ctx context.Context, records []*SinkRecord) error
+	Compare(ctx context.Context, examples int) ([]SinkVerifyTable, error)
+	Close() error
+}
+
+// SinkVerifyTable is the comparison of one target table.
+type SinkVerifyTable struct {
+	Table     string // the target table
+	Problem   string // why it could not be compared (e.g. it does not exist)
+	Expected  int64  // rows the records leave in the table
+	Rows      int64  // rows the table holds
+	Missing   int64  // expected keys the table lacks
+	Extra     int64  // keys of the table not expected
+	Different int64  // keys in both, with other column values
+	Examples  []SinkVerifyExample
+}
+
+// SinkVerifyExample is one differing key: its columns, the expected and
+// the actual row as text (column → value, null as nil), and the columns
+// that differ.
+type SinkVerifyExample struct {
+	Kind     string // missing, extra, different
+	Key      map[string]*string
+	Columns  []string
+	Expected map[string]*string
+	Actual   map[string]*string
+}

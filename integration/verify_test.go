@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/connectd/connectd/internal/testenv"
 	"github.com/connectd/connectd/runtime"
 )
 
@@ -241,6 +243,130 @@ func TestVerifyMariaDBWhileWriting(t *testing.T) {
 
 // compactJSON is b without insignificant spaces (verify --json indents).
 func compactJSON(b []byte) string {
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		return string(b)
+	}
+	return out.String()
+}
+
+// connectd verify --against SINK_CONNECTOR (issue 21): a PostgreSQL source
+// copied by JDBC sinks into PostgreSQL, MariaDB and (through
+// ExtractNewRecordState) a second PostgreSQL database is CONSISTENT with
+// each; then rows corrupted by hand in the targets are found and named: a
+// changed column (in MariaDB a change of case only, which its default
+// collation calls equal), a deleted row (missing) and a row the source does
+// not have (extra). The scratch tables are gone afterwards.
+func TestVerifyAgainstJdbcSink(t *testing.T) {
+	ctx := context.Background()
+	maria := testenv.MariaDBT(t)
+	if err := maria.CreateDatabase(ctx, "target"); err != nil {
+		t.Fatal(err)
+	}
+	pg := startInventory(t)
+	mustExec(t, pg, `CREATE TABLE inventory.items (id int PRIMARY KEY, name text NOT NULL, qty int NOT NULL, price numeric(10,2) NOT NULL,
+		seen timestamptz, note text)`)
+	for _, db := range []string{"target", "flat"} {
+		if err := pg.CreateDatabase(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustExec(t, pg, `INSERT INTO inventory.items SELECT i, 'item ' || i, i * 3, i * 1.25, timestamptz '2026-01-02 03:04:05.678901+00' + i * interval '1 hour',
+		CASE WHEN i % 3 = 0 THEN NULL ELSE 'it''s a \back\slash ' || i END FROM generate_series(1, 40) i`)
+	d := newDaemon(t)
+	d.start()
+	create := func(name string, cfg map[string]string) {
+		if code, body := d.do("POST", "/connectors", map[string]any{"name": name, "config": cfg}); code != 201 {
+			t.Fatalf("create %s: %d %s", name, code, body)
+		}
+	}
+	create("src", pgConnector(pg, map[string]string{"table.include.list": "inventory.items"}))
+	topic := "dbserver1.inventory.items"
+	create("sink-pg", jdbcSinkConfig(fmt.Sprintf("jdbc:postgresql://%s:%d/target?sslmode=disable", pg.Host, pg.Port), pg.User, "", topic, nil))
+	create("sink-maria", jdbcSinkConfig(fmt.Sprintf("jdbc:mariadb://%s/target", maria.Addr()), maria.User, maria.Password, topic, nil))
+	create("sink-flat", jdbcSinkConfig(fmt.Sprintf("jdbc:postgresql://%s:%d/flat?sslmode=disable", pg.Host, pg.Port), pg.User, "", topic, map[string]string{
+		"transforms": "unwrap", "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+	}))
+	d.waitSnapshotDone("src")
+	mustExec(t, pg, `UPDATE inventory.items SET name = 'Renamed Item', qty = qty + 1 WHERE id IN (2, 4, 6);
+		DELETE FROM inventory.items WHERE id IN (10, 11);
+		INSERT INTO inventory.items VALUES (41, 'Zoë''s', 1, 9.99, NULL, 'new')`)
+
+	verify := func(sink string, wantCode int) runtime.VerifyResult {
+		t.Helper()
+		var res runtime.VerifyResult
+		out, errOut, code := runCLIFor(t, 3*time.Minute, "verify", "src", "--against", sink, "--url", d.rest, "--json", "--rounds", "5", "--settle", "20s")
+		if code != wantCode {
+			t.Fatalf("connectd verify --against %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", sink, code, wantCode, out, errOut)
+		}
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("verify --json output: %v\n%s", err, out)
+		}
+		if len(res.Tables) != 1 || res.Tables[0].SinkTable != "items" {
+			t.Fatalf("against %s: tables %+v", sink, res.Tables)
+		}
+		return res
+	}
+	for _, sink := range []string{"sink-pg", "sink-maria", "sink-flat"} {
+		res := verify(sink, 0)
+		if tr := res.Tables[0]; tr.SourceRows != 39 || tr.SinkRows != 39 || res.State != runtime.VerifyConsistent {
+			t.Fatalf("against %s: %s %+v", sink, res.State, tr)
+		}
+	}
+
+	// Damage in the targets.
+	if err := pg.Exec(ctx, "target", `UPDATE items SET name = 'corrupted' WHERE id = 3; DELETE FROM items WHERE id = 5;
+		INSERT INTO items (id, name, qty, price) VALUES (999, 'ghost', 0, 0)`); err != nil {
+		t.Fatal(err)
+	}
+	if err := maria.Exec(ctx, "target", "UPDATE items SET name = 'ITEM 7' WHERE id = 7"); err != nil {
+		t.Fatal(err)
+	}
+	res := verify("sink-pg", 1)
+	tr := res.Tables[0]
+	if tr.Missing != 1 || tr.Extra != 1 || tr.Different != 1 || tr.SinkRows != 39 {
+		t.Fatalf("against sink-pg after damage: %+v", tr)
+	}
+	kinds := map[string]runtime.VerifyExample{}
+	for _, ex := range tr.Examples {
+		kinds[ex.Kind] = ex
+	}
+	if ex := kinds["different"]; compact(ex.Key) != `{"id":"3"}` || strings.Join(ex.Columns, ",") != "name" ||
+		!strings.Contains(compact(ex.Sink), `"name":"corrupted"`) || !strings.Contains(compact(ex.Source), `"name":"item 3"`) {
+		t.Fatalf("different example: %+v", ex)
+	}
+	if ex := kinds["missing"]; compact(ex.Key) != `{"id":"5"}` || ex.Sink != nil {
+		t.Fatalf("missing example: key %s sink %s", ex.Key, ex.Sink)
+	}
+	if ex := kinds["extra"]; compact(ex.Key) != `{"id":"999"}` || ex.Source != nil {
+		t.Fatalf("extra example: key %s source %s", ex.Key, ex.Source)
+	}
+	res = verify("sink-maria", 1)
+	if tr := res.Tables[0]; tr.Different != 1 || tr.Missing != 0 || tr.Extra != 0 || len(tr.Examples) != 1 ||
+		compact(tr.Examples[0].Key) != `{"id":"7"}` || strings.Join(tr.Examples[0].Columns, ",") != "name" {
+		t.Fatalf("against sink-maria after damage: %+v", tr)
+	}
+	verify("sink-flat", 0) // undamaged
+	for _, db := range []string{"target", "flat"} {
+		conn, err := pg.Connect(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_class WHERE relname LIKE 'connectd_verify_%'`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%s: %d scratch tables left (%v)", db, n, err)
+		}
+		conn.Close(ctx)
+	}
+	mdb := openMaria(t, maria, "target")
+	var n int
+	if err := mdb.QueryRow(`SELECT count(*) FROM information_schema.TABLES WHERE TABLE_NAME LIKE 'connectd_verify_%'`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("MariaDB: %d scratch tables left (%v)", n, err)
+	}
+}
+
+// compact is raw JSON without insignificant space.
+func compact(b json.RawMessage) string {
 	var out bytes.Buffer
 	if err := json.Compact(&out, b); err != nil {
 		return string(b)

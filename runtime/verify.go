@@ -65,6 +65,10 @@ type VerifyOptions struct {
 	Buckets int `json:"buckets,omitempty"`
 	// Examples is how many keys of each kind are shown per table (default 5).
 	Examples int `json:"examples,omitempty"`
+	// Against is what the source is compared with: "topic" (default, the
+	// connector's topics) or the name of a sink connector reading them
+	// (its target tables; verify_sink.go).
+	Against string `json:"against,omitempty"`
 }
 
 // VerifyResult is the state and the result of a verification, as the REST
@@ -90,6 +94,9 @@ type VerifyResult struct {
 	// source position, the topics may lack the newest changes.
 	SourcePosition   map[string]any   `json:"source_position,omitempty"`
 	ConnectorOffsets []map[string]any `json:"connector_offsets,omitempty"`
+	// SinkLag (against a sink) is how many records of its topics the sink
+	// had not committed when the last round compared.
+	SinkLag int64 `json:"sink_lag,omitempty"`
 	// Ignored names the value fields left out of the comparison.
 	Ignored []string             `json:"ignored_fields,omitempty"`
 	Tables  []*VerifyTableResult `json:"tables"`
@@ -97,7 +104,14 @@ type VerifyResult struct {
 
 // VerifyTableResult is the comparison of one topic (one captured table).
 type VerifyTableResult struct {
-	Topic string `json:"topic"`
+	Topic string `json:"topic,omitempty"`
+	// SinkTable and SinkRows (against a sink): the target table and how
+	// many rows it holds; SourceRows are then the rows the source's current
+	// state leaves there, and Problem says why the table could not be
+	// compared (e.g. it does not exist: every row is missing).
+	SinkTable string `json:"sink_table,omitempty"`
+	SinkRows  int64  `json:"sink_rows,omitempty"`
+	Problem   string `json:"problem,omitempty"`
 	// Table is the source table (schema.table / db.table) when the records
 	// say it (their source block), else empty.
 	Table      string          `json:"table,omitempty"`
@@ -118,6 +132,8 @@ type VerifyExample struct {
 	Columns []string        `json:"columns,omitempty"`
 	Source  json.RawMessage `json:"source,omitempty"`
 	Topic   json.RawMessage `json:"topic,omitempty"`
+	// Sink is the sink table's row (against a sink), its columns as text.
+	Sink json.RawMessage `json:"sink,omitempty"`
 }
 
 // Verification states.
@@ -334,6 +350,9 @@ func (h *Herder) runVerify(ctx context.Context, name string, opts VerifyOptions,
 		return err
 	}
 	defer env.consumer.Close()
+	if opts.Against != "" && opts.Against != "topic" {
+		return env.againstSink(ctx, opts.Against)
+	}
 
 	results := map[string]*VerifyTableResult{}
 	for b := 0; b < opts.Buckets; b++ {

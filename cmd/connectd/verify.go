@@ -34,7 +34,7 @@ func verify(args []string) error {
 	buckets := fs.Int("buckets", 1, "split the keys into N passes, each reading source and topics again, to divide memory by N")
 	examples := fs.Int("examples", 5, "differing keys shown per table and kind")
 	asJSON := fs.Bool("json", false, "print the result object (as GET /connectors/{name}/verify) instead of a table")
-	against := fs.String("against", "topic", "what to compare the source with: topic (the connector's topics)")
+	against := fs.String("against", "topic", "what to compare the source with: topic (the connector's topics) or the name of a JDBC sink connector reading them (its target tables)")
 	name, rest := "", args
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, rest = args[0], args[1:]
@@ -46,16 +46,13 @@ func verify(args []string) error {
 		name = fs.Arg(0)
 	}
 	if name == "" {
-		return fmt.Errorf("usage: connectd verify CONNECTOR [--table T]... [--rounds N] [--buckets N] [--json] [--url URL]")
-	}
-	if *against != "topic" {
-		return fmt.Errorf("verify: --against %s: only topic is implemented (a sink connector's table and a job's result are not yet)", *against)
+		return fmt.Errorf("usage: connectd verify CONNECTOR [--against topic|SINK_CONNECTOR] [--table T]... [--rounds N] [--buckets N] [--json] [--url URL]")
 	}
 	base, err := restBase(*url, *cfgPath, *over)
 	if err != nil {
 		return err
 	}
-	body, _ := json.Marshal(runtime.VerifyOptions{Tables: tables, Rounds: *rounds, SettleMs: int(settle.Milliseconds()), Buckets: *buckets, Examples: *examples})
+	body, _ := json.Marshal(runtime.VerifyOptions{Tables: tables, Rounds: *rounds, SettleMs: int(settle.Milliseconds()), Buckets: *buckets, Examples: *examples, Against: *against})
 	cl := &http.Client{Timeout: 30 * time.Second}
 	path := base + "/connectors/" + name + "/verify"
 	resp, err := cl.Post(path, "application/json", bytes.NewReader(body))
@@ -120,14 +117,27 @@ func writeVerifyResult(w io.Writer, res runtime.VerifyResult) {
 	fmt.Fprintf(w, "\nsource position %v; connector offsets %v; %d round(s); ignored fields %s\n\n",
 		res.SourcePosition, res.ConnectorOffsets, res.Rounds, strings.Join(res.Ignored, ", "))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tTABLE\tSOURCE ROWS\tTOPIC KEYS\tMISSING\tEXTRA\tDIFFERENT\tCHANGING")
-	for _, t := range res.Tables {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", t.Topic, t.Table, t.SourceRows, t.TopicKeys, t.Missing, t.Extra, t.Different, t.Changing)
+	sink := res.Options.Against != "" && res.Options.Against != "topic"
+	if sink {
+		fmt.Fprintf(w, "against sink connector %s (records it had not committed: %d)\n", res.Options.Against, res.SinkLag)
+		fmt.Fprintln(tw, "SINK TABLE\tEXPECTED ROWS\tSINK ROWS\tMISSING\tEXTRA\tDIFFERENT\tPROBLEM")
+		for _, t := range res.Tables {
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", t.SinkTable, t.SourceRows, t.SinkRows, t.Missing, t.Extra, t.Different, t.Problem)
+		}
+	} else {
+		fmt.Fprintln(tw, "TOPIC\tTABLE\tSOURCE ROWS\tTOPIC KEYS\tMISSING\tEXTRA\tDIFFERENT\tCHANGING")
+		for _, t := range res.Tables {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", t.Topic, t.Table, t.SourceRows, t.TopicKeys, t.Missing, t.Extra, t.Different, t.Changing)
+		}
 	}
 	tw.Flush()
 	for _, t := range res.Tables {
 		for _, ex := range t.Examples {
-			fmt.Fprintf(w, "\n%s %s key %s", t.Topic, ex.Kind, ex.Key)
+			name := t.Topic
+			if sink {
+				name = t.SinkTable
+			}
+			fmt.Fprintf(w, "\n%s %s key %s", name, ex.Kind, ex.Key)
 			if len(ex.Columns) > 0 {
 				fmt.Fprintf(w, " columns %s", strings.Join(ex.Columns, ", "))
 			}
@@ -136,6 +146,9 @@ func writeVerifyResult(w io.Writer, res runtime.VerifyResult) {
 			}
 			if ex.Topic != nil {
 				fmt.Fprintf(w, "\n  topic:  %s", ex.Topic)
+			}
+			if ex.Sink != nil {
+				fmt.Fprintf(w, "\n  sink:   %s", ex.Sink)
 			}
 			fmt.Fprintln(w)
 		}
