@@ -13,20 +13,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-mysql-org/go-mysql/client"
 	"github.com/jackc/pgx/v5"
 )
 
 // The soak (issue 21, make soak DURATION=5m): a PostgreSQL and a MariaDB
 // pipeline on the embedded broker under a steady write load, with faults at
-// random times — SIGKILL of connectd (then a restart on the same data dir)
-// and crashes of PostgreSQL (immediate stop, recovery) — and, at the end, the validators:
+// random times — SIGKILL of connectd (then a restart on the same data dir),
+// crashes of PostgreSQL (immediate stop, recovery) and of MariaDB (SIGKILL,
+// restart, crash recovery) — with a JDBC sink copying each topic into the
+// other database, and, at the end, the validators:
 //   - no gaps: every value written for a key reached its topic (each row's v
 //     goes 1, 2, 3, … across its inserts, updates and deletes, so a lost
 //     change is a missing v);
 //   - per-key order: the first time each v of a key is seen comes after the
 //     first time of every smaller v (a replay after a SIGKILL may repeat
 //     earlier values: at-least-once, counted as duplicates);
-//   - connectd verify of both connectors is CONSISTENT.
+//   - connectd verify of both connectors is CONSISTENT, against their topics
+//     and against the JDBC sinks' tables (verify --against).
 //
 // CONNECTD_SOAK_DURATION (default 2m) and CONNECTD_SOAK_SEED (default: the
 // time) set the run; the seed and the fault log are printed, so a failure
@@ -61,6 +65,23 @@ func TestSoak(t *testing.T) {
 	}
 	d.waitTaskState("pgsoak", "RUNNING")
 	d.waitTaskState("mdsoak", "RUNNING")
+	// JDBC sinks, each into the other database (upserts and deletes by key),
+	// checked at the end by connectd verify --against.
+	if err := pg.CreateDatabase(ctx, "sinkdb"); err != nil {
+		t.Fatal(err)
+	}
+	mariaExec(t, m, "CREATE DATABASE sinkdb")
+	for name, cfg := range map[string]map[string]string{
+		"pg2maria": jdbcSinkConfig(fmt.Sprintf("jdbc:mariadb://%s/sinkdb", m.Addr()), m.User, m.Password, "dbserver1.inventory.soak",
+			map[string]string{"collection.name.format": "soak_from_pg"}),
+		"maria2pg": jdbcSinkConfig(fmt.Sprintf("jdbc:postgresql://%s:%d/sinkdb?sslmode=disable", pg.Host, pg.Port), pg.User, "", "mdb.inventory.soak",
+			map[string]string{"collection.name.format": "soak_from_maria"}),
+	} {
+		if code, b := d.do("POST", "/connectors", map[string]any{"name": name, "config": cfg}); code != 201 {
+			t.Fatalf("create %s: %d %s", name, code, b)
+		}
+		d.waitTaskState(name, "RUNNING")
+	}
 	// The writers start after the snapshots (each reads one sentinel row,
 	// its last record): a value overwritten before a snapshot reads its row
 	// is, rightly, never an event, and the no-gaps validator counts every
@@ -123,14 +144,36 @@ func TestSoak(t *testing.T) {
 		}
 		return v, err == nil, err
 	}
-	mc, err := m.Connect(ctx, "inventory")
-	if err != nil {
-		t.Fatal(err)
+	// The MariaDB connection is opened again after an error (the server
+	// may have been crashed).
+	var mc *client.Conn
+	mdConn := func() error {
+		if mc != nil {
+			return nil
+		}
+		c, err := m.Connect(ctx, "inventory")
+		if err != nil {
+			return err
+		}
+		mc = c
+		return nil
 	}
-	defer mc.Close()
+	defer func() {
+		if mc != nil {
+			mc.Close()
+		}
+	}()
 	mdw := &writer{name: "mariadb", topic: "mdb.inventory.soak"}
-	mdw.exec = func(k int, v int64, op string) error {
-		var err error
+	mdw.exec = func(k int, v int64, op string) (err error) {
+		if err := mdConn(); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				mc.Close()
+				mc = nil
+			}
+		}()
 		switch op {
 		case "insert":
 			_, err = mc.Execute(`INSERT INTO soak VALUES (?, ?, REPEAT('p', ?))`, k, v, k)
@@ -142,8 +185,13 @@ func TestSoak(t *testing.T) {
 		return err
 	}
 	mdw.check = func(k int) (int64, bool, error) {
+		if err := mdConn(); err != nil {
+			return 0, false, err
+		}
 		r, err := mc.Execute(`SELECT v FROM soak WHERE id = ?`, k)
 		if err != nil {
+			mc.Close()
+			mc = nil
 			return 0, false, err
 		}
 		if len(r.Values) == 0 {
@@ -204,7 +252,7 @@ func TestSoak(t *testing.T) {
 	for time.Now().Before(end) {
 		time.Sleep(time.Duration(2000+rng.Intn(6000)) * time.Millisecond)
 		switch f := rng.Intn(10); {
-		case f < 8:
+		case f < 7:
 			d.kill()
 			faults["sigkill-connectd"]++
 			t0 := time.Now()
@@ -214,6 +262,13 @@ func TestSoak(t *testing.T) {
 			if r := time.Since(t0); r > longestRecovery {
 				longestRecovery = r
 			}
+		case f == 7:
+			// MariaDB killed (SIGKILL) and started again: crash recovery;
+			// the connector and the pg2maria sink reconnect.
+			if err := m.Crash(ctx); err != nil {
+				t.Fatalf("crash mariadb: %v", err)
+			}
+			faults["crash-mariadb"]++
 		default:
 			// A crash (immediate stop, then crash recovery). A fast
 			// shutdown waits for every logical replication client to
@@ -330,6 +385,15 @@ func TestSoak(t *testing.T) {
 		out, errOut, code := runCLIFor(t, 5*time.Minute, "verify", name, "--url", d.rest, "--rounds", "3", "--settle", "3s")
 		if code != 0 {
 			t.Errorf("connectd verify %s: exit %d\n%s\n%s", name, code, out, errOut)
+		}
+	}
+	// The sinks' tables equal their sources.
+	for _, v := range [][2]string{{"pgsoak", "pg2maria"}, {"mdsoak", "maria2pg"}} {
+		out, errOut, code := runCLIFor(t, 5*time.Minute, "verify", v[0], "--against", v[1], "--url", d.rest, "--rounds", "3", "--settle", "60s")
+		if code != 0 {
+			t.Errorf("connectd verify %s --against %s: exit %d\n%s\n%s", v[0], v[1], code, out, errOut)
+		} else {
+			t.Logf("verify %s --against %s:\n%s", v[0], v[1], out)
 		}
 	}
 	t.Logf("soak figures: duration %s, faults %v, rows written postgres %d mariadb %d, events read %d, lost %d, duplicates (at-least-once replays) %d, out of order %d, longest recovery %s",

@@ -351,13 +351,15 @@ func (h *Herder) runVerify(ctx context.Context, name string, opts VerifyOptions,
 	}
 	defer env.consumer.Close()
 	if opts.Against != "" && opts.Against != "topic" {
-		return env.againstSink(ctx, opts.Against)
-	}
-
-	results := map[string]*VerifyTableResult{}
-	for b := 0; b < opts.Buckets; b++ {
-		if err := env.pass(ctx, b, results); err != nil {
+		if err := env.againstSink(ctx, opts.Against); err != nil {
 			return err
+		}
+	} else {
+		results := map[string]*VerifyTableResult{}
+		for b := 0; b < opts.Buckets; b++ {
+			if err := env.pass(ctx, b, results); err != nil {
+				return err
+			}
 		}
 	}
 	offs, err := h.ConnectorOffsets(ctx, name)

@@ -31,6 +31,8 @@ type MariaDB struct {
 	exited  chan struct{}
 	stopped bool
 	extra   []string // server options after the defaults (a later option wins)
+	bin     string   // mariadbd
+	runAs   []string // --user when run as root
 }
 
 // MariaDBBin returns the server binary: $MARIADBD, else /usr/sbin/mariadbd.
@@ -128,6 +130,7 @@ func StartMariaDBWith(ctx context.Context, options ...string) (*MariaDB, error) 
 			return nil, err
 		}
 		m.Port = port
+		m.bin, m.runAs = bin, runAs
 		if lastErr = m.start(ctx, bin, runAs); lastErr == nil {
 			break
 		}
@@ -252,6 +255,17 @@ func (m *MariaDB) kill() {
 		syscall.Kill(-m.cmd.Process.Pid, syscall.SIGKILL)
 		<-m.exited
 	}
+}
+
+// Crash kills the server (SIGKILL, no shutdown) and starts it again on
+// the same data directory and port: InnoDB and binlog crash recovery, as
+// after a power loss. Clients' connections break.
+func (m *MariaDB) Crash(ctx context.Context) error {
+	if m.cmd == nil || m.bin == "" {
+		return fmt.Errorf("testenv: Crash needs a server this package started")
+	}
+	m.kill()
+	return m.start(ctx, m.bin, m.runAs)
 }
 
 // Stop kills the server and removes its directory.
