@@ -21,7 +21,8 @@ import (
 // pipeline on the embedded broker under a steady write load, with faults at
 // random times — SIGKILL of connectd (then a restart on the same data dir),
 // crashes of PostgreSQL (immediate stop, recovery) and of MariaDB (SIGKILL,
-// restart, crash recovery) — with a JDBC sink copying each topic into the
+// restart, crash recovery), and a TCP proxy between connectd and each
+// database that resets every connection or stalls them for 2-8 s — with a JDBC sink copying each topic into the
 // other database, and, at the end, the validators:
 //   - no gaps: every value written for a key reached its topic (each row's v
 //     goes 1, 2, 3, … across its inserts, updates and deletes, so a lost
@@ -55,12 +56,20 @@ func TestSoak(t *testing.T) {
 	mustExec(t, pg, `CREATE TABLE inventory.soak (id int PRIMARY KEY, v bigint NOT NULL, pad text); INSERT INTO inventory.soak VALUES (100000, 1, 'sentinel')`)
 	m := startMariaDB(t)
 	mariaExec(t, m, `CREATE TABLE soak (id int PRIMARY KEY, v bigint NOT NULL, pad text); INSERT INTO soak VALUES (100000, 1, 'sentinel')`)
+	// connectd reaches each database through a proxy that drops or stalls
+	// its connections (faults below); the writers connect directly.
+	pgProxy := startFaultProxy(t, fmt.Sprintf("%s:%d", pg.Host, pg.Port))
+	mdProxy := startFaultProxy(t, m.Addr())
+	via := func(cfg map[string]string, p *faultProxy) map[string]string {
+		cfg["database.hostname"], cfg["database.port"] = p.host(), fmt.Sprint(p.port())
+		return cfg
+	}
 	d := newDaemon(t)
 	d.start()
-	if code, b := d.do("POST", "/connectors", map[string]any{"name": "pgsoak", "config": pgConnector(pg, map[string]string{"table.include.list": "inventory.soak"})}); code != 201 {
+	if code, b := d.do("POST", "/connectors", map[string]any{"name": "pgsoak", "config": via(pgConnector(pg, map[string]string{"table.include.list": "inventory.soak"}), pgProxy)}); code != 201 {
 		t.Fatalf("create pgsoak: %d %s", code, b)
 	}
-	if code, b := d.do("POST", "/connectors", map[string]any{"name": "mdsoak", "config": mariaConnector(m, map[string]string{"table.include.list": "inventory.soak", "topic.prefix": "mdb"})}); code != 201 {
+	if code, b := d.do("POST", "/connectors", map[string]any{"name": "mdsoak", "config": via(mariaConnector(m, map[string]string{"table.include.list": "inventory.soak", "topic.prefix": "mdb"}), mdProxy)}); code != 201 {
 		t.Fatalf("create mdsoak: %d %s", code, b)
 	}
 	d.waitTaskState("pgsoak", "RUNNING")
@@ -72,9 +81,9 @@ func TestSoak(t *testing.T) {
 	}
 	mariaExec(t, m, "CREATE DATABASE sinkdb")
 	for name, cfg := range map[string]map[string]string{
-		"pg2maria": jdbcSinkConfig(fmt.Sprintf("jdbc:mariadb://%s/sinkdb", m.Addr()), m.User, m.Password, "dbserver1.inventory.soak",
+		"pg2maria": jdbcSinkConfig(fmt.Sprintf("jdbc:mariadb://127.0.0.1:%d/sinkdb", mdProxy.port()), m.User, m.Password, "dbserver1.inventory.soak",
 			map[string]string{"collection.name.format": "soak_from_pg"}),
-		"maria2pg": jdbcSinkConfig(fmt.Sprintf("jdbc:postgresql://%s:%d/sinkdb?sslmode=disable", pg.Host, pg.Port), pg.User, "", "mdb.inventory.soak",
+		"maria2pg": jdbcSinkConfig(fmt.Sprintf("jdbc:postgresql://127.0.0.1:%d/sinkdb?sslmode=disable", pgProxy.port()), pg.User, "", "mdb.inventory.soak",
 			map[string]string{"collection.name.format": "soak_from_maria"}),
 	} {
 		if code, b := d.do("POST", "/connectors", map[string]any{"name": name, "config": cfg}); code != 201 {
@@ -252,7 +261,7 @@ func TestSoak(t *testing.T) {
 	for time.Now().Before(end) {
 		time.Sleep(time.Duration(2000+rng.Intn(6000)) * time.Millisecond)
 		switch f := rng.Intn(10); {
-		case f < 7:
+		case f < 6:
 			d.kill()
 			faults["sigkill-connectd"]++
 			t0 := time.Now()
@@ -269,6 +278,17 @@ func TestSoak(t *testing.T) {
 				t.Fatalf("crash mariadb: %v", err)
 			}
 			faults["crash-mariadb"]++
+		case f == 8:
+			// every connection of connectd to both databases reset
+			pgProxy.drop()
+			mdProxy.drop()
+			faults["drop-connections"]++
+		case f == 9:
+			// nothing passes either way for 2-8 s, connections kept
+			st := time.Duration(2000+rng.Intn(6000)) * time.Millisecond
+			pgProxy.stall(st)
+			mdProxy.stall(st)
+			faults["stall-connections"]++
 		default:
 			// A crash (immediate stop, then crash recovery). A fast
 			// shutdown waits for every logical replication client to
