@@ -56,7 +56,10 @@ func (c *column) dbzLength() int {
 	case "char", "varchar", "binary", "varbinary":
 		return c.charLength
 	case "year":
-		return 4
+		// YEAR(4) as the server shows it (the snapshot, SHOW CREATE
+		// TABLE); a streamed YEAR without a width has none, as in
+		// Debezium's parser.
+		return c.width
 	case "enum":
 		return 1
 	case "set":
@@ -194,6 +197,8 @@ func loadTable(conn *client.Conn, db, name string) (*table, error) {
 		c.comment = commentLiteral(c.comment)
 		if w, ok := intWidths[c.dataType]; ok {
 			c.width = parenInt(c.columnType, w[0])
+		} else if c.dataType == "year" {
+			c.width = parenInt(c.columnType, 4)
 		}
 		key, _ := r.GetString(i, 10)
 		if key == "PRI" {

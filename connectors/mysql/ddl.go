@@ -431,7 +431,7 @@ func columnOf(cd *ast.ColumnDef) column {
 	case "enum", "set":
 		c.options = slices.Clone(ft.GetElems())
 	}
-	if _, ok := intWidths[c.dataType]; ok && flen > 0 {
+	if _, ok := intWidths[c.dataType]; (ok || c.dataType == "year") && flen > 0 {
 		c.width = flen // Debezium's parser keeps only an explicit width
 	}
 	switch c.dataType {

@@ -163,3 +163,62 @@ func TestSnapshotIncludeListOrder(t *testing.T) {
 		t.Fatalf("snapshot order %v, want %v", order, want)
 	}
 }
+
+// TestCommentsFollowIncludeSchemaChanges: the MariaDB differential suite's
+// seed 20 (include.schema.changes=false). Debezium's MariaDbDatabaseSchema
+// builds its DDL parser with includeComments = include.schema.changes, so
+// a column COMMENT is a field doc only while schema changes are included;
+// and a YEAR column declared without a width has no length in the schema
+// history (YEAR(4) has 4, as the snapshot's SHOW CREATE TABLE shows it).
+func TestCommentsFollowIncludeSchemaChanges(t *testing.T) {
+	m := testenv.MariaDBT(t)
+	ctx := context.Background()
+	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE c (id INT PRIMARY KEY, v INT COMMENT 'a note');\nINSERT INTO c VALUES (1, 1);\n"); err != nil {
+		t.Fatal(err)
+	}
+	doc := func(r *connect.SourceRecord) string {
+		return r.ValueSchema.Field("after").Schema.Field("v").Schema.Doc
+	}
+	for _, include := range []string{"true", "false"} {
+		cfg := baseConfig(m)
+		cfg[KeyIncludeSchemaChanges] = include
+		cfg[KeyServerID] = "1840" + map[string]string{"true": "61", "false": "62"}[include]
+		task := startTask(t, cfg, nil)
+		snap := pollUntil(t, task, func(rs []*connect.SourceRecord) bool {
+			return len(rs) > 0 && snapshotMarker(rs[len(rs)-1]) == snapLast
+		})
+		want := map[string]string{"true": "a note", "false": ""}[include]
+		if d := doc(snap[len(snap)-1]); d != want {
+			t.Errorf("include.schema.changes=%s: snapshot field v doc %q, want %q", include, d, want)
+		}
+		if include == "false" {
+			if err := m.Exec(ctx, "inventory", "ALTER TABLE c ADD COLUMN w INT COMMENT 'w note';\nINSERT INTO c VALUES (2, 2, 2);\n"); err != nil {
+				t.Fatal(err)
+			}
+			r := pollN(t, task, 1)[0]
+			if d := r.ValueSchema.Field("after").Schema.Field("w").Schema.Doc; d != "" || doc(r) != "" {
+				t.Errorf("include.schema.changes=false: streamed field docs %q and %q, want none", doc(r), d)
+			}
+		}
+		task.Stop()
+	}
+
+	task := startTask(t, baseConfig(m), nil)
+	pollUntil(t, task, func(rs []*connect.SourceRecord) bool {
+		return len(rs) > 0 && snapshotMarker(rs[len(rs)-1]) == snapLast
+	})
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE y (id INT PRIMARY KEY, a YEAR, b YEAR(4));\n"); err != nil {
+		t.Fatal(err)
+	}
+	r := pollN(t, task, 1)[0]
+	cols := r.Value.(*connect.Struct).Get("tableChanges").([]any)[0].(*connect.Struct).Get("table").(*connect.Struct).Get("columns").([]any)
+	if l := cols[1].(*connect.Struct).Get("length"); l != nil {
+		t.Errorf("YEAR without a width: length %v, want none", l)
+	}
+	if l := cols[2].(*connect.Struct).Get("length"); l != int32(4) {
+		t.Errorf("YEAR(4): length %v, want 4", l)
+	}
+}

@@ -212,7 +212,7 @@ func tableOf(db, name string, jt *jsonTable) *table {
 			c.fsp = n
 		case "char", "binary", "varchar", "varbinary":
 			c.length, c.charLength = n, n
-		case "tinyint", "smallint", "mediumint", "int", "integer", "bigint":
+		case "tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year":
 			c.width = n
 		case "enum", "set":
 			c.options = parseOptions("(" + strings.Join(jc.EnumValues, ",") + ")")

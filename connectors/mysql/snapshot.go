@@ -83,6 +83,7 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 		if err != nil {
 			return offset{}, err
 		}
+		t.stripComments(m)
 		t.catalog[id] = m
 		delete(t.schemas, id)
 		if schemas[i], err = t.tableSchema(c, tb[0], tb[1]); err != nil {

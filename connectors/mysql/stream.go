@@ -309,6 +309,7 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 		}
 	}
 	for _, ch := range changes {
+		t.stripComments(ch.table)
 		delete(t.schemas, ch.db+"."+ch.name)
 	}
 	if !isDDL {

@@ -58,6 +58,26 @@ var _ connect.SourceTask = (*Task)(nil)
 
 func newTask(f flavor) *Task { return &Task{flavor: f, now: time.Now} }
 
+// keepComments: whether column comments are in the table model (the field
+// schemas' doc and the schema history's comment), as Debezium's DDL
+// parser keeps them: MariaDbDatabaseSchema builds it with
+// includeComments = include.schema.changes (default true),
+// MySqlDatabaseSchema with include.schema.comments (default false, the
+// only value connectd accepts).
+func (t *Task) keepComments() bool {
+	return t.flavor == flavorMariaDB && t.cfg.includeSchemaChanges
+}
+
+// stripComments drops tb's column comments when keepComments is false.
+func (t *Task) stripComments(tb *table) {
+	if tb == nil || t.keepComments() {
+		return
+	}
+	for i := range tb.cols {
+		tb.cols[i].comment = ""
+	}
+}
+
 // plan is what the reader goroutine does after Start.
 type plan struct {
 	snapshot bool
@@ -361,6 +381,7 @@ func (t *Task) tableSchema(conn *client.Conn, db, name string) (*tableSchema, er
 		if tb, err = loadTable(conn, db, name); err != nil {
 			return nil, err
 		}
+		t.stripComments(tb)
 		t.catalog[id] = tb
 	}
 	ts := newTableSchema(t.cfg.topicPrefix, t.flavor, tb, t.cfg.modes, t.cfg.rules)

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/connectd/connectd/internal/difftest"
 )
 
 // Deviation is one known difference between connectd and Debezium's
@@ -146,9 +145,6 @@ var Deviations = []*Deviation{
 		Kind: "value", Match: func(d *Diff) bool {
 			return d.Op == "" && (d.Path == "value.payload.source.row" && d.Got == "0" || d.Path == "value.payload.source.table" && d.Got == "null" && d.Want == `""`)
 		}},
-	{ID: "key-header-format", Reason: "format (as in the PostgreSQL suite): the __debezium.newkey/oldkey header of a primary key change: Debezium writes Kafka Connect's Values.convertToString of the key struct; connectd writes JSON-like text with Go values for a decimal key ({5 0}); the key itself is the same",
-		Doc: docsMariaDB + "#mariadb-primary-key-updates", Seeds: []int64{13, 20},
-		Kind: "headers", Match: onlyKeyHeadersDiffer},
 	{ID: "bigint-unsigned-default", Reason: "gap: a BIGINT UNSIGNED column's DEFAULT beyond int64 with bigint.unsigned.handling.mode=long: connectd's schema default wraps as its values do (18446744073709551615 → -1), Debezium's clamps (9223372036854775807)",
 		Doc: docsMariaDB + "#mariadb-property-bigint-unsigned-handling-mode", Seeds: []int64{12, 14},
 		Kind: "value|key", Match: func(d *Diff) bool {
@@ -157,9 +153,6 @@ var Deviations = []*Deviation{
 	{ID: "year-zero", Reason: "gap: YEAR value 0 (0000) and YEAR DEFAULT 0: connectd writes 0; Debezium writes 1900 for the value in the binlog and 2000 as the schema default (its year handling of 0); not yet decided which a user expects",
 		Doc: docsMariaDB + "#mariadb-temporal-types", Seeds: []int64{19, 20},
 		Kind: "value|key", Match: func(d *Diff) bool { return strings.Contains(diffColumn(d), " YEAR") && d.Got == "0" }},
-	{ID: "doc-after-alter", Reason: "gap: after some ALTER TABLE … MODIFY/CHANGE/ADD statements Debezium's field schema has no doc for a commented column (the COMMENT is in its history); connectd keeps the comment as the doc",
-		Doc: docsMariaDB + "#mariadb-schema-change-topic", Seeds: []int64{20},
-		Kind: "value|key", Path: `\.doc$`, Match: func(d *Diff) bool { return d.Want == "" && d.Op != "r" }},
 	{ID: "gtid-set-order", Reason: "format: a GTID set of several domains lists the domains in another order (connectd: as MariaDB's gtid_binlog_pos, by domain; Debezium: its own order); the same set, read back the same way",
 		Doc: docsMariaDB + "#mariadb-offsets", Seeds: []int64{6, 7},
 		Kind: "offset|history|value", Match: func(d *Diff) bool { return strings.HasSuffix(d.Path, "gtids") && sameSet(d.Got, d.Want) }},
@@ -206,24 +199,4 @@ func Classify(d *Diff) *Deviation {
 		}
 	}
 	return nil
-}
-
-// onlyKeyHeadersDiffer: both records have the same headers but for the
-// values of __debezium.newkey/oldkey.
-func onlyKeyHeadersDiffer(d *Diff) bool {
-	if d.got == nil || d.want == nil {
-		return false
-	}
-	strip := func(hs []Header) string {
-		var b strings.Builder
-		for _, h := range difftest.MaskHeaders(hs) {
-			b.WriteString(h.Key + "\x00")
-			if h.Value != nil && h.Key != "__debezium.newkey" && h.Key != "__debezium.oldkey" {
-				b.WriteString(*h.Value)
-			}
-			b.WriteString("\x00")
-		}
-		return b.String()
-	}
-	return strip(d.got.Headers) == strip(d.want.Headers)
 }
