@@ -86,12 +86,12 @@ func (t *counterTask) Commit(context.Context, map[string]any, map[string]any) er
 func (t *counterTask) Stop() error                                                  { return nil }
 
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	w   *runtime.Worker
 }
 
-func startEnv(t *testing.T) *env {
+func startEnv(t testing.TB) *env {
 	t.Helper()
 	plugins := connect.NewPlugins()
 	plugins.RegisterSource("test.CounterSourceConnector", func() connect.SourceConnector { return counterSource{} }, "CounterSource")

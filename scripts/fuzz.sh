@@ -15,6 +15,7 @@ targets=(
   ./connectors/mysql:FuzzApplyDDL
   ./converters:FuzzJSONToConnect
   ./broker:FuzzRequestDecoding
+  ./rest:FuzzRESTBodies
 )
 for pt in "${targets[@]}"; do
   pkg=${pt%%:*} name=${pt##*:}
