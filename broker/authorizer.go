@@ -18,8 +18,10 @@ import (
 //	embedded.kafka.allow.everyone.if.no.acl.found    false (default) | true: an operation on a resource
 //	                                                 that no ACL matches is allowed
 //
-// A client's principal is User:<SASL user name>, or User:ANONYMOUS on a
-// listener without SASL. The checks, their error codes
+// A client's principal is User:<SASL user name>; on an SSL listener with
+// ssl.client.auth, User:<the client certificate's subject, mapped by
+// embedded.kafka.ssl.principal.mapping.rules> (tls_principal.go); else
+// User:ANONYMOUS. The checks, their error codes
 // (TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED,
 // CLUSTER_AUTHORIZATION_FAILED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and
 // the CreateAcls/DescribeAcls/DeleteAcls requests are kfake's

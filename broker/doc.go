@@ -64,9 +64,10 @@
 //
 // Authorization (authorizer.go): with embedded.kafka.authorizer.class.name
 // set to Kafka's StandardAuthorizer, kfake's ACL checks are on: the
-// principal is User:<SASL user> (User:ANONYMOUS without SASL; principals
-// from TLS client certificates are not implemented and the combination
-// is refused at start), embedded.kafka.super.users pass every check, and
+// principal is User:<SASL user>; on SSL with embedded.kafka.ssl.client.auth
+// the client certificate's subject as Kafka names it (RFC 2253, mapped by
+// embedded.kafka.ssl.principal.mapping.rules: tls_principal.go), and
+// User:ANONYMOUS without either; embedded.kafka.super.users pass every check, and
 // embedded.kafka.allow.everyone.if.no.acl.found allows what no ACL names.
 // Produce, fetch, metadata, groups, transactions, topic create/delete,
 // configs and the ACL requests themselves answer Kafka's authorization

@@ -28,6 +28,8 @@ import (
 //	embedded.kafka.ssl.client.auth            none (default) | requested | required: mutual TLS,
 //	                                          client certificates checked against
 //	embedded.kafka.ssl.truststore.*           the CAs of the clients' certificates
+//	embedded.kafka.ssl.principal.mapping.rules  DEFAULT | RULE:pattern/replacement/[LU],...: the ACL
+//	                                          principal of a client certificate (tls_principal.go)
 //
 // The worker's own clients reach the broker like any other client: with
 // security.protocol, sasl.mechanism, sasl.jaas.config and ssl.truststore.*
@@ -102,6 +104,10 @@ func SecurityOptions(cfg map[string]string) ([]kfake.Opt, error) {
 			}
 		}
 	}
+	mapper, err := parsePrincipalRules(key("ssl.principal.mapping.rules"))
+	if err != nil {
+		return nil, fmt.Errorf("worker config %sssl.principal.mapping.rules: %w", embeddedPrefix, err)
+	}
 	if useTLS {
 		cert, err := keystore.Certificate(cfg, embeddedPrefix)
 		if err != nil {
@@ -111,11 +117,11 @@ func SecurityOptions(cfg map[string]string) ([]kfake.Opt, error) {
 		switch strings.ToLower(key("ssl.client.auth")) {
 		case "", "none":
 		case "requested", "required":
-			if authz.enabled && !useSASL {
-				// Kafka's principal would be the certificate's
-				// distinguished name; kfake has no principal but the
+			if !useSASL {
+				// On SSL the ACLs' principal is the client
+				// certificate's (tls_principal.go); on SASL_SSL the
 				// SASL user's.
-				return nil, fmt.Errorf("worker config %sssl.client.auth=%s with %sauthorizer.class.name and without SASL: principals from TLS client certificates are not implemented (use %ssecurity.protocol=SASL_SSL)", embeddedPrefix, key("ssl.client.auth"), embeddedPrefix, embeddedPrefix)
+				opts = append(opts, kfake.TLSPrincipal(mapper.principal))
 			}
 			pool, err := keystore.Truststore(cfg, embeddedPrefix)
 			if err != nil {

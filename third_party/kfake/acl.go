@@ -252,7 +252,7 @@ func (c *Cluster) allowedACL(creq *clientReq, resource string, resourceType kmsg
 	if !c.cfg.enableACLs {
 		return true
 	}
-	user := creq.cc.user
+	user := creq.cc.aclUser()
 	if c.isSuperuser(user) {
 		return true
 	}
@@ -267,7 +267,7 @@ func (c *Cluster) anyAllowedACL(creq *clientReq, resourceType kmsg.ACLResourceTy
 	if !c.cfg.enableACLs {
 		return true
 	}
-	user := creq.cc.user
+	user := creq.cc.aclUser()
 	if c.isSuperuser(user) {
 		return true
 	}

@@ -1,6 +1,7 @@
 package kfake
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -23,6 +24,9 @@ type (
 		saslStage saslStage
 		s0        *scramServer0
 		user      string // authenticated user, set after SASL completes
+		// tlsUser (connectd) is the user TLSPrincipal named from the
+		// connection's client certificate; "" is ANONYMOUS.
+		tlsUser string
 
 		// hasSessionExpiry is set at authenticate time when
 		// connections.max.reauth.ms is positive. Re-authentication is
@@ -85,9 +89,38 @@ func (creq *clientReq) reply(kresp kmsg.Response) bool {
 // maxRequestBytes is Kafka's socket.request.max.bytes default.
 const maxRequestBytes = 100 << 20
 
+// aclUser (connectd) is the user the ACLs check: the SASL user, else the
+// TLS client certificate's (TLSPrincipal), else "" (ANONYMOUS).
+func (cc *clientConn) aclUser() string {
+	if cc.user != "" {
+		return cc.user
+	}
+	return cc.tlsUser
+}
+
+// tlsHandshakeTimeout bounds a TLS client's handshake (connectd).
+const tlsHandshakeTimeout = 10 * time.Second
+
 func (cc *clientConn) read() {
 	defer close(cc.done)
 	defer cc.conn.Close()
+
+	// connectd: a TLS connection's principal comes from its handshake,
+	// which completes before the first request is read.
+	if tc, ok := cc.conn.(*tls.Conn); ok && cc.c.cfg.tlsPrincipal != nil {
+		_ = tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
+		if err := tc.Handshake(); err != nil {
+			cc.c.cfg.logger.Logf(LogLevelDebug, "client %s TLS handshake failed: %v", cc.conn.RemoteAddr(), err)
+			return
+		}
+		_ = tc.SetDeadline(time.Time{})
+		user, err := cc.c.cfg.tlsPrincipal(tc.ConnectionState())
+		if err != nil {
+			cc.c.cfg.logger.Logf(LogLevelWarn, "client %s SSL authentication failed: %v", cc.conn.RemoteAddr(), err)
+			return
+		}
+		cc.tlsUser = user
+	}
 
 	type read struct {
 		body []byte

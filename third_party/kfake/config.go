@@ -39,6 +39,9 @@ type cfg struct {
 	enableSASL bool
 	sasls      map[struct{ m, u string }]string // cleared after client initialization
 	tls        *tls.Config
+	// tlsPrincipal, if set, names the user of a TLS connection from its
+	// verified handshake (connectd: Kafka's SSL principal builder).
+	tlsPrincipal func(tls.ConnectionState) (string, error)
 
 	listenFn func(network, address string) (net.Listener, error)
 
@@ -194,6 +197,16 @@ func Superuser(method, user, pass string) Opt {
 // listening.
 func TLS(c *tls.Config) Opt {
 	return opt{func(cfg *cfg) { cfg.tls = c }}
+}
+
+// TLSPrincipal (connectd) names the user of each TLS connection, for the
+// ACLs, from its completed handshake, as Kafka's principal builder does on
+// an SSL listener: the principal is "User:<name>", "User:ANONYMOUS" when
+// fn returns "" (no client certificate). An error closes the connection
+// before its first request is read (Kafka's SSL authentication failure).
+// A user authenticated with SASL takes precedence over it.
+func TLSPrincipal(fn func(tls.ConnectionState) (string, error)) Opt {
+	return opt{func(cfg *cfg) { cfg.tlsPrincipal = fn }}
 }
 
 // SeedTopics provides topics to create by default in the cluster. Each topic
