@@ -20,6 +20,7 @@ type column struct {
 	unsigned   bool
 	zerofill   bool // ZEROFILL (Debezium's type name ends with it)
 	floatMD    bool // FLOAT(M,D): precision M, scale D
+	doubleMD   bool // DOUBLE(M,D): precision M, scale D (the value stays a double)
 	precision  int  // NUMERIC_PRECISION, or the length of BIT(n)/BINARY(n)
 	scale      int  // NUMERIC_SCALE
 	fsp        int  // DATETIME_PRECISION
@@ -49,6 +50,10 @@ func (c *column) dbzLength() int {
 		return c.precision
 	case "float":
 		if c.floatMD {
+			return c.precision
+		}
+	case "double":
+		if c.doubleMD {
 			return c.precision
 		}
 	case "datetime", "timestamp", "time":
@@ -182,6 +187,7 @@ func loadTable(conn *client.Conn, db, name string) (*table, error) {
 		c.unsigned = strings.Contains(strings.ToLower(c.columnType), "unsigned")
 		c.zerofill = strings.Contains(strings.ToLower(c.columnType), "zerofill")
 		c.floatMD = c.dataType == "float" && strings.Contains(c.columnType, ",")
+		c.doubleMD = c.dataType == "double" && strings.Contains(c.columnType, ",")
 		switch c.dataType {
 		case "enum", "set":
 			c.options = parseOptions(c.columnType)

@@ -420,6 +420,10 @@ func columnOf(cd *ast.ColumnDef) column {
 		if flen > 0 && dec >= 0 {
 			c.floatMD, c.precision, c.scale = true, flen, dec
 		}
+	case "double":
+		if flen > 0 && dec >= 0 {
+			c.doubleMD, c.precision, c.scale = true, flen, dec
+		}
 	case "bit":
 		c.precision = max(flen, 1)
 	case "datetime", "timestamp", "time":

@@ -222,3 +222,42 @@ func TestCommentsFollowIncludeSchemaChanges(t *testing.T) {
 		t.Errorf("YEAR(4): length %v, want 4", l)
 	}
 }
+
+// TestFloatMDIsTheStoredFloat: the MariaDB differential suite's seed 22.
+// A FLOAT(M,D) value is the stored float's double in the snapshot (read
+// as text) as in the binlog: 1234.567 → 1234.5670166015625, as Debezium;
+// a FLOAT's is the stored float (1234.567, not the printed 1234.57;
+// 16777216, not 16777200), where Debezium has the printed digits
+// (mariadiff TestFloatsAgainstDebezium).
+func TestFloatMDIsTheStoredFloat(t *testing.T) {
+	m := testenv.MariaDBT(t)
+	ctx := context.Background()
+	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE f (id INT PRIMARY KEY, f FLOAT(7,3), g FLOAT);\nINSERT INTO f VALUES (1, 1234.567, 1234.567), (3, 1, 16777217);\n"); err != nil {
+		t.Fatal(err)
+	}
+	task := startTask(t, baseConfig(m), nil)
+	snap := pollUntil(t, task, func(rs []*connect.SourceRecord) bool {
+		return len(rs) > 0 && snapshotMarker(rs[len(rs)-1]) == snapLast
+	})
+	// FLOAT 16777217 is stored as 16777216 (the text protocol prints
+	// 16777200): the snapshot has the stored float
+	if g := snap[len(snap)-1].Value.(*connect.Struct).Get("after").(*connect.Struct).Get("g"); g != float32(16777216) {
+		t.Errorf("snapshot: FLOAT 16777217 is %#v, want float32 16777216", g)
+	}
+	if err := m.Exec(ctx, "inventory", "INSERT INTO f VALUES (2, 1234.567, 1234.567);\n"); err != nil {
+		t.Fatal(err)
+	}
+	streamed := pollN(t, task, 1)[0]
+	for name, r := range map[string]*connect.SourceRecord{"snapshot": snap[len(snap)-2], "binlog": streamed} {
+		after := r.Value.(*connect.Struct).Get("after").(*connect.Struct)
+		if f := after.Get("f"); f != float64(float32(1234.567)) {
+			t.Errorf("%s: FLOAT(7,3) 1234.567 is %#v, want float64 1234.5670166015625", name, f)
+		}
+		if g := after.Get("g"); g != float32(1234.567) {
+			t.Errorf("%s: FLOAT 1234.567 is %#v, want float32 1234.567", name, g)
+		}
+	}
+}

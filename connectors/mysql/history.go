@@ -108,7 +108,7 @@ func dbzColumnOf(c *column) dbzColumn {
 	if n := c.dbzLength(); n > 0 {
 		d.length = intp(n)
 	}
-	if c.dataType == "decimal" || c.dataType == "numeric" || c.floatMD {
+	if c.dataType == "decimal" || c.dataType == "numeric" || c.floatMD || c.doubleMD {
 		d.scale = intp(c.scale)
 	}
 	for _, o := range c.options {
@@ -200,6 +200,10 @@ func tableOf(db, name string, jt *jsonTable) *table {
 		case "float":
 			if jc.Scale != nil {
 				c.floatMD, c.precision, c.scale = true, n, *jc.Scale
+			}
+		case "double":
+			if jc.Scale != nil {
+				c.doubleMD, c.precision, c.scale = true, n, *jc.Scale
 			}
 		case "decimal", "numeric":
 			c.precision = n

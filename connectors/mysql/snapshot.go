@@ -120,7 +120,7 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 	for ti, sch := range schemas {
 		cols := make([]string, len(sch.table.cols))
 		for i, col := range sch.table.cols {
-			cols[i] = quoteIdent(col.Name)
+			cols[i] = snapshotColumn(col)
 		}
 		q := "SELECT " + strings.Join(cols, ", ") + " FROM " + quoteIdent(tables[ti][0]) + "." + quoteIdent(tables[ti][1])
 		if o, ok := t.cfg.selectOverrides[tables[ti][0]+"."+tables[ti][1]]; ok {
@@ -194,6 +194,19 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 	}
 	pos.tsSec = ts.Unix()
 	return pos, nil
+}
+
+// snapshotColumn is col's expression in the snapshot's SELECT. A FLOAT
+// is read as its DOUBLE: the text protocol prints a FLOAT with 6
+// significant digits (16777217 is stored as 16777216 and printed
+// 16777200; 1234.567 prints 1234.57), the DOUBLE of the stored float
+// exactly, so the snapshot's value is the float the binlog has. Debezium
+// reads the printed digits (the deviation snapshot-float-digits).
+func snapshotColumn(col column) string {
+	if col.dataType == "float" {
+		return "CAST(" + quoteIdent(col.Name) + " AS DOUBLE)"
+	}
+	return quoteIdent(col.Name)
 }
 
 // snapshotConv converts a text-protocol value: strings (and BIT, binary)

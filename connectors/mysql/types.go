@@ -423,6 +423,11 @@ func (ct *colType) fromBinlog(v any) (any, error) {
 		if ct.kind == kFloat {
 			return float32(x), nil
 		}
+		if c.floatMD {
+			// FLOAT(M,D) read as text (the snapshot): the stored float's
+			// double (1234.567 → 1234.5670166015625), as the binlog's
+			return float64(float32(x)), nil
+		}
 		return x, nil
 	}
 	// integers: go-mysql returns them signed at their storage width
