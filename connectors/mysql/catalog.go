@@ -85,7 +85,8 @@ func (c *column) source() columns.Source {
 	if s.Length == 0 {
 		s.Length = -1
 	}
-	if c.dataType == "decimal" || c.dataType == "numeric" {
+	if c.dataType == "decimal" || c.dataType == "numeric" || c.floatMD || c.doubleMD {
+		// the scale as the schema history has it (FLOAT(7,3): 3)
 		sc := c.scale
 		s.Scale = &sc
 	}
@@ -177,6 +178,7 @@ func loadTable(conn *client.Conn, db, name string) (*table, error) {
 		c.Optional = nullable == "YES"
 		if isNull, _ := r.IsNull(i, 5); !isNull {
 			d, _ := r.GetString(i, 5)
+			d = debeziumDefault(d)
 			c.defaultSQL = &d
 		}
 		p, _ := r.GetInt(i, 6)

@@ -211,7 +211,7 @@ func buildDef(f flavor) *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: KeySnapshotSelectOverrides, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Low, Group: "Connector",
 			Doc: "Tables (<database>.<table>) whose snapshot SELECT is given by snapshot.select.statement.overrides.<database>.<table>, as Debezium's MySQL connector: the statement must return the table's columns in the table's order (rows are read by position)."}).
 		Define(connect.ConfigKey{Name: KeySkippedOperations, Type: connect.TypeList, Default: connect.Str("t"), Importance: connect.Low, Group: "Connector",
-			Doc: "Operations not emitted while streaming: c (insert), u (update), d (delete), t (truncate; connectd emits no truncate events for MySQL), or none. Snapshot reads are always emitted. Skipped row events still advance the offset.",
+			Doc: "Operations not emitted while streaming: c (insert), u (update), d (delete), t (truncate: TRUNCATE TABLE of a captured table is an event with op t and no key), or none. Snapshot reads are always emitted. Skipped row events still advance the offset.",
 			Validator: func(v string) string {
 				for _, op := range splitList(v) {
 					switch strings.ToLower(op) {

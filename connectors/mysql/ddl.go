@@ -110,6 +110,9 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 						t.PrimaryKey = keyColumns(con)
 					}
 				}
+				if len(t.PrimaryKey) == 0 {
+					t.PrimaryKey = uniqueKeyAsPrimary(t, s)
+				}
 				t.fillCharsets()
 				t.finish()
 			}
@@ -253,6 +256,11 @@ func (t *table) alter(spec *ast.AlterTableSpec, columnOf func(*ast.ColumnDef) co
 		}
 		was := t.cols[i].Name
 		c := columnOf(spec.NewColumns[0])
+		if !hasOption(spec.NewColumns[0], ast.ColumnOptionComment) {
+			// Debezium's parser edits the existing column: a definition
+			// without COMMENT keeps the old comment (MariaDB drops it)
+			c.comment = t.cols[i].comment
+		}
 		t.cols = slices.Delete(t.cols, i, i+1)
 		if err := place(c, spec.Position, i); err != nil {
 			return err
@@ -286,6 +294,8 @@ func (t *table) alter(spec *ast.AlterTableSpec, columnOf func(*ast.ColumnDef) co
 		}
 	case ast.AlterTableAddConstraint:
 		if spec.Constraint != nil && spec.Constraint.Tp == ast.ConstraintPrimaryKey {
+			t.PrimaryKey = keyColumns(spec.Constraint)
+		} else if spec.Constraint != nil && isUnique(spec.Constraint.Tp) && len(t.PrimaryKey) == 0 && allNotNull(t, keyColumns(spec.Constraint)) {
 			t.PrimaryKey = keyColumns(spec.Constraint)
 		}
 	case ast.AlterTableDropPrimaryKey:
@@ -358,10 +368,75 @@ func defaultOf(cd *ast.ColumnDef) (string, bool) {
 			if strings.EqualFold(s, "null") {
 				s = "NULL"
 			}
-			return s, true
+			if strings.HasPrefix(s, "x'") || strings.HasPrefix(s, "X'") {
+				// a hex literal DEFAULT X'FF…': Debezium's parser has a
+				// default without an expression (mariadiff seed 57)
+				s = "NULL"
+			}
+			return debeziumDefault(s), true
 		}
 	}
 	return "", false
+}
+
+// uniqueKeyAsPrimary is the key Debezium's parser gives a table created
+// without a primary key: its first UNIQUE key (a column's UNIQUE, then the
+// table's UNIQUE constraints, in order) whose columns are all NOT NULL, as
+// InnoDB also takes it; nil if there is none (mariadiff seed 48).
+func uniqueKeyAsPrimary(t *table, s *ast.CreateTableStmt) []string {
+	for _, cd := range s.Cols {
+		if hasOption(cd, ast.ColumnOptionUniqKey) && allNotNull(t, []string{cd.Name.Name.O}) {
+			return []string{cd.Name.Name.O}
+		}
+	}
+	for _, con := range s.Constraints {
+		if isUnique(con.Tp) {
+			if cols := keyColumns(con); allNotNull(t, cols) {
+				return cols
+			}
+		}
+	}
+	return nil
+}
+
+func isUnique(tp ast.ConstraintType) bool {
+	return tp == ast.ConstraintUniq || tp == ast.ConstraintUniqKey || tp == ast.ConstraintUniqIndex
+}
+
+// allNotNull: t has every one of cols, and none is nullable.
+func allNotNull(t *table, cols []string) bool {
+	if len(cols) == 0 {
+		return false
+	}
+	for _, name := range cols {
+		found := false
+		for _, c := range t.cols {
+			if strings.EqualFold(c.Name, name) {
+				found = !c.Optional
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// currentTimestamp is a CURRENT_TIMESTAMP or NOW default, with or without
+// a precision, as MariaDB reports it (current_timestamp(3)) or as a
+// statement writes it.
+var currentTimestamp = regexp.MustCompile(`^(?i:current_timestamp|now)(?:\(\s*[0-9]*\s*\))?$`)
+
+// debeziumDefault is a column's DEFAULT as Debezium's table model has it
+// (its defaultValueExpression): DEFAULT CURRENT_TIMESTAMP and NOW() are the
+// epoch "1970-01-01 00:00:00" (its DefaultValueParserListener), whose
+// schema default is then the epoch (0); anything else as MariaDB has it.
+func debeziumDefault(s string) string {
+	if currentTimestamp.MatchString(s) {
+		return "1970-01-01 00:00:00"
+	}
+	return s
 }
 
 // columnOf is the package columnOf with the MariaDB types the rewrite for
@@ -376,6 +451,11 @@ func (md mariadbDDL) columnOf(cd *ast.ColumnDef) column {
 	}
 	if cs, ok := md.charsets[strings.ToLower(c.Name)]; ok {
 		c.charset = cs
+	}
+	if c.dataType == "decimal" && md.numeric[strings.ToLower(c.Name)] {
+		// NUMERIC(p,s) as written: Debezium's type name NUMERIC, JDBC
+		// type NUMERIC (mariadiff seeds 53, 56); the same decimal
+		c.dataType, c.TypeName = "numeric", "numeric"
 	}
 	return c
 }

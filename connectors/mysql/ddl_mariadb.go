@@ -44,6 +44,9 @@ type mariadbDDL struct {
 	// charsets maps a column name (lower case) declared with a character
 	// set the TiDB parser lacks (ucs2, latin2, …) to that character set.
 	charsets map[string]string
+	// numeric: the column names (lower case) declared NUMERIC, whose type
+	// Debezium's parser names NUMERIC (the TiDB parser reads DECIMAL).
+	numeric map[string]bool
 	// versioning is +1 when the statement turns system versioning on (WITH
 	// / ADD SYSTEM VERSIONING), -1 when it turns it off (DROP SYSTEM
 	// VERSIONING), 0 otherwise.
@@ -418,6 +421,11 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 			}
 			dropRange(j, e)
 			j = e - 1
+		case w == "NUMERIC" && j > 0 && isIdentToken(toks[sig[j-1]].text) && !notColumnName[prev]:
+			if md.numeric == nil {
+				md.numeric = map[string]bool{}
+			}
+			md.numeric[strings.ToLower(unquoteIdent(toks[sig[j-1]].text))] = true
 		case mariadbTypes[strings.ToLower(w)] != "" && isIdentToken(toks[sig[j-1]].text) && !notColumnName[prev] &&
 			(next == "" || afterType[next]):
 			name := unquoteIdent(toks[sig[j-1]].text)

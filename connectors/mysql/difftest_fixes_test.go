@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/connectd/connectd/connect"
@@ -259,5 +260,82 @@ func TestFloatMDIsTheStoredFloat(t *testing.T) {
 		if g := after.Get("g"); g != float32(1234.567) {
 			t.Errorf("%s: FLOAT 1234.567 is %#v, want float32 1234.567", name, g)
 		}
+	}
+}
+
+// TestDifftestFindingsRound2: what mariadiff seeds 21-60 found, each as
+// Debezium's MariaDbConnector emits it: TRUNCATE TABLE is an event (op t,
+// no key) when skipped.operations leaves t out (seed 53); a table created
+// without a primary key is keyed by its first UNIQUE key of NOT NULL
+// columns (seed 48); a column declared NUMERIC is typeName NUMERIC, JDBC
+// type 2 (seeds 53, 56); DEFAULT CURRENT_TIMESTAMP(3) of a DATETIME is
+// the epoch expression with schema default 0 (seeds 43, 57); a VARBINARY
+// DEFAULT 'bin' has the default's bytes (seeds 40, 51); a two-digit YEAR
+// DEFAULT 69 is 2069 (seed 50); CHANGE COLUMN without COMMENT keeps the
+// comment (seed 25); a hex literal DEFAULT has no expression (seed 57).
+func TestDifftestFindingsRound2(t *testing.T) {
+	m := testenv.MariaDBT(t)
+	ctx := context.Background()
+	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE seed (id INT PRIMARY KEY);\nINSERT INTO seed VALUES (1);\n"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := baseConfig(m)
+	cfg[KeySkippedOperations] = "none"
+	task := startTask(t, cfg, nil)
+	pollUntil(t, task, func(rs []*connect.SourceRecord) bool {
+		return len(rs) > 0 && snapshotMarker(rs[len(rs)-1]) == snapLast
+	})
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE u (a INT, `row no` INT NOT NULL, n NUMERIC(6,2), d DATETIME(3) DEFAULT CURRENT_TIMESTAMP(3), "+
+		"b VARBINARY(8) DEFAULT 'bin', h VARBINARY(8) DEFAULT X'FFFF', y YEAR DEFAULT 69, c INT COMMENT 'keep', UNIQUE KEY uq (`row no`));\n"+
+		"ALTER TABLE u CHANGE COLUMN c c2 BIGINT;\n"+
+		"INSERT INTO u (a, `row no`, n, b) VALUES (1, 7, 12.5, NULL);\nTRUNCATE TABLE u;\n"); err != nil {
+		t.Fatal(err)
+	}
+	rs := pollUntil(t, task, func(rs []*connect.SourceRecord) bool { return len(rs) >= 4 })
+	if len(rs) != 4 {
+		t.Fatalf("%d records, want 4: the CREATE, the ALTER, the insert and the truncate", len(rs))
+	}
+	create := rs[0].Value.(*connect.Struct).Get("tableChanges").([]any)[0].(*connect.Struct).Get("table").(*connect.Struct)
+	if pk := create.Get("primaryKeyColumnNames"); fmt.Sprint(pk) != "[row no]" {
+		t.Errorf("primaryKeyColumnNames %v, want [row no] (the UNIQUE key of a NOT NULL column)", pk)
+	}
+	cols := create.Get("columns").([]any)
+	col := func(i int, f string) any { return cols[i].(*connect.Struct).Get(f) }
+	if col(2, "typeName") != "NUMERIC" || col(2, "jdbcType") != int32(2) {
+		t.Errorf("NUMERIC(6,2): typeName %v jdbcType %v, want NUMERIC and 2", col(2, "typeName"), col(2, "jdbcType"))
+	}
+	if e := col(3, "defaultValueExpression"); e != "1970-01-01 00:00:00" {
+		t.Errorf("DATETIME(3) DEFAULT CURRENT_TIMESTAMP(3): defaultValueExpression %v, want 1970-01-01 00:00:00", e)
+	}
+	if e := col(5, "defaultValueExpression"); e != nil {
+		t.Errorf("DEFAULT X'FFFF': defaultValueExpression %v, want none", e)
+	}
+	alter := rs[1].Value.(*connect.Struct).Get("tableChanges").([]any)[0].(*connect.Struct).Get("table").(*connect.Struct)
+	if c := alter.Get("columns").([]any)[7].(*connect.Struct).Get("comment"); c != "keep" {
+		t.Errorf("CHANGE COLUMN without COMMENT: comment %v, want the old one (keep)", c)
+	}
+	ins := rs[2]
+	if k, ok := ins.Key.(*connect.Struct); !ok || k.Get("row no") != int32(7) {
+		t.Errorf("insert key %v, want {row no: 7}", ins.Key)
+	}
+	after := ins.ValueSchema.Field("after").Schema
+	if d := after.Field("d").Schema.Default; d != int64(0) {
+		t.Errorf("d schema default %#v, want int64 0 (the epoch)", d)
+	}
+	if d, ok := after.Field("b").Schema.Default.([]byte); !ok || string(d) != "bin" {
+		t.Errorf("b schema default %#v, want the bytes bin", after.Field("b").Schema.Default)
+	}
+	if d := after.Field("y").Schema.Default; d != int32(2069) {
+		t.Errorf("YEAR DEFAULT 69 schema default %#v, want 2069", d)
+	}
+	tr := rs[3]
+	if v := tr.Value.(*connect.Struct); tr.Topic != "dbserver1.inventory.u" || tr.Key != nil || v.Get("op") != "t" || v.Get("before") != nil || v.Get("after") != nil {
+		t.Errorf("TRUNCATE: %s key %v value %v, want the table's topic, no key, op t", tr.Topic, tr.Key, tr.Value)
+	}
+	if _, ok := tr.SourceOffset["row"]; ok || tr.SourceOffset["event"] != int64(1) {
+		t.Errorf("TRUNCATE offset %v, want a DDL's (event 1, no row)", tr.SourceOffset)
 	}
 }

@@ -243,7 +243,12 @@ func (t *Task) snapshotSchema(ctx context.Context, tables [][2]string, base offs
 		err = t.emit(ctx, held)
 	}()
 	event := func(db, table, ddl string, changes []tableChange) error {
-		if t.history != nil {
+		// With schema.history.internal.store.only.captured.tables.ddl
+		// Debezium's snapshot keeps the database statements (DROP
+		// DATABASE, CREATE DATABASE, USE) out of the history (they are
+		// still schema change events): mariadiff seeds 30, 31.
+		dbStmt := db != "" && table == "" && changes == nil
+		if t.history != nil && !(dbStmt && t.cfg.storeOnlyTables) {
 			if err := t.history.store(ctx, base, db, ddl, changes, t.now()); err != nil {
 				return err
 			}

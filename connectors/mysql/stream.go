@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"github.com/pingcap/tidb/pkg/parser/ast"
 	"io"
 	"log/slog"
 	"regexp"
@@ -208,8 +209,11 @@ func (t *Task) stream(ctx context.Context, start offset) error {
 				// Debezium's event count, not a statement that ends it
 			case truncateQuery.MatchString(q):
 				// TRUNCATE TABLE: no schema change and no history record,
-				// as Debezium (skipped.operations=t by default; truncate
-				// events are not implemented for MariaDB)
+				// as Debezium; a truncate event (op "t") of a captured
+				// table unless skipped.operations has t (its default)
+				if err := t.truncate(ctx, &s, h, evStart, string(e.Schema), q); err != nil {
+					return err
+				}
 				s.commit(int64(h.LogPos))
 				continue
 			default:
@@ -444,6 +448,47 @@ func gtidOf(e *replication.GTIDEvent) string {
 		u = u[0:8] + "-" + u[8:12] + "-" + u[12:16] + "-" + u[16:20] + "-" + u[20:]
 	}
 	return fmt.Sprintf("%s:%d", u, e.GNO)
+}
+
+// truncate emits the truncate event of a TRUNCATE TABLE statement of a
+// captured table, as Debezium's: the table's topic, no key, op "t" and
+// neither before nor after, the source of the statement (its GTID, the
+// query event's position, row 0) and the offset of a DDL (the
+// transaction's start, the GTID event counted, no row).
+func (t *Task) truncate(ctx context.Context, s *txState, h *replication.EventHeader, evStart int64, defaultDB, q string) error {
+	if t.cfg.skipped.skip(envelope.OpTruncate) {
+		return nil
+	}
+	stmts, _, err := t.parser.Parse(q, "", "")
+	if err != nil || len(stmts) != 1 {
+		return nil // not a statement the parser reads: nothing to attribute
+	}
+	tr, ok := stmts[0].(*ast.TruncateTableStmt)
+	if !ok || tr.Table == nil {
+		return nil
+	}
+	db, name := tr.Table.Schema.O, tr.Table.Name.O
+	if db == "" {
+		db = defaultDB
+	}
+	if !t.cfg.included(db, name) {
+		return nil
+	}
+	ts, err := t.tableSchema(t.conn, db, name)
+	if err != nil {
+		return err
+	}
+	off := offset{file: s.file, pos: s.txStart, gtids: s.gtidsBefore, event: s.events, serverID: int64(h.ServerID),
+		tsSec: int64(h.Timestamp), snapshotRecord: true, noRow: true}
+	src := sourceInfo{server: t.cfg.topicPrefix, db: db, table: name, ts: time.Unix(int64(h.Timestamp), 0),
+		serverID: int64(h.ServerID), gtid: s.gtid, file: s.file, pos: evStart}
+	return t.emit(ctx, &connect.SourceRecord{
+		SourcePartition: t.partition,
+		SourceOffset:    off.toMap(),
+		Topic:           ts.topic,
+		ValueSchema:     ts.envelope,
+		Value:           envelope.Value(ts.envelope, envelope.OpTruncate, nil, nil, t.source(src), t.now()),
+	})
 }
 
 // rows emits the records of one row event.

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/relational"
@@ -253,7 +254,8 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 	if lit == "NULL" || strings.HasSuffix(lit, ")") {
 		return nil, false
 	}
-	if len(lit) >= 2 && lit[0] == '\'' && lit[len(lit)-1] == '\'' {
+	quoted := len(lit) >= 2 && lit[0] == '\'' && lit[len(lit)-1] == '\''
+	if quoted {
 		lit = strings.ReplaceAll(lit[1:len(lit)-1], "''", "'")
 	}
 	if ct.kind == kDouble && ct.col.floatMD {
@@ -261,6 +263,17 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 		// not the stored float's
 		f, err := strconv.ParseFloat(lit, 64)
 		return f, err == nil
+	}
+	if ct.kind == kYear && !quoted {
+		// a two-digit YEAR DEFAULT is its year, as MariaDB stores it and
+		// Debezium's default converter reads it: 1-69 → 2001-2069,
+		// 70-99 → 1970-1999 (mariadiff seed 50); 0 stays 0 (year-zero)
+		if n, err := strconv.Atoi(lit); err == nil && n >= 1 && n <= 99 {
+			if n < 70 {
+				return int32(2000 + n), true
+			}
+			return int32(1900 + n), true
+		}
 	}
 	switch ct.kind {
 	case kInt16, kInt32, kInt64, kFloat, kDouble, kString, kDecimal, kYear, kEnum, kSet, kUDecimal, kUUID, kInet:
@@ -278,10 +291,21 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 			v = ct.present(v)
 		}
 		return v, err == nil && v != nil
+	case kBytes:
+		// A text literal DEFAULT of a VARBINARY/BLOB (DEFAULT 'bin') is
+		// its bytes, as Debezium's schema default. A default with bytes
+		// MariaDB prints escaped (X'00FF' → '\0\xFF') Debezium mangles
+		// (the deviation debezium-binary-default): none then, nor for
+		// BINARY(n), whose stored default is padded.
+		if strings.ContainsRune(lit, '\\') || !utf8.ValidString(lit) || ct.col.dataType == "binary" || !quoted {
+			return nil, false
+		}
+		return ct.present([]byte(lit)), true
 	case kZoned:
 		// A zero TIMESTAMP default is the epoch, as Debezium's schema default
 		// (mariadb_types_default.jsonl, edge_types.ts_zero_nn).
-		if strings.HasPrefix(lit, "0000-00-00") {
+		// So is the epoch of a CURRENT_TIMESTAMP default (debeziumDefault).
+		if strings.HasPrefix(lit, "0000-00-00") || lit == "1970-01-01 00:00:00" {
 			return zoned(time.Unix(0, 0), ct.col.fsp), true
 		}
 	}

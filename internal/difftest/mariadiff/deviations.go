@@ -62,6 +62,14 @@ var Deviations = []*Deviation{
 			want, err2 := strconv.ParseFloat(d.Want, 64)
 			return err1 == nil && err2 == nil && strconv.FormatFloat(float64(float32(got)), 'g', 6, 32) == strconv.FormatFloat(want, 'g', 6, 64)
 		}},
+	{ID: "debezium-year-zero-snapshot", Reason: "Debezium limitation: its snapshot fails on a YEAR value 0 (0000): MariaDB Connector/J's YearColumn.getDefaultText calls java.sql.Date.valueOf, which throws IllegalArgumentException, and the connector stops; connectd captures the row",
+		Doc: docsMariaDB + "#mariadb-temporal-types", Seeds: []int64{21, 33, 49},
+		Kind: "reference-error", Match: func(d *Diff) bool {
+			return strings.Contains(d.Path, "IllegalArgumentException") && strings.Contains(d.W.SetupSQL(), " YEAR")
+		}},
+	{ID: "debezium-database-filter-unicode-case", Reason: "Debezium inconsistency: a database.include.list naming the database with a non-ASCII letter in another case (DÏFF_37 for dïff_37) selects the database for its schema snapshot (DROP/CREATE DATABASE, every CREATE TABLE) but not its tables for data (its table filter folds ASCII only, as Java's CASE_INSENSITIVE), so it emits schema events and no rows; connectd folds ASCII only for both and captures nothing of it",
+		Doc: docsMariaDB + "#mariadb-property-database-include-list", Seeds: []int64{37},
+		Match: func(d *Diff) bool { return d.W != nil && nonASCIICaseOnly(d.W.Config["database.include.list"], d.W.DB) }},
 	{ID: "debezium-binary-default", Reason: "Debezium bug: the schema default of a BINARY/VARBINARY column with a hex literal DEFAULT (X'00', X'FF') is the literal's bytes mangled to text (\\0 and U+FFFD: \"5c30efbfbd\"), which its JsonConverter then writes for a NULL; connectd gives such a column no schema default (a NULL stays null) and keeps the default text as MariaDB reports it",
 		Doc: docsMariaDB + "#mariadb-data-types", Seeds: []int64{1, 6},
 		Match: func(d *Diff) bool {
@@ -79,7 +87,14 @@ var Deviations = []*Deviation{
 		}},
 	{ID: "debezium-escaped-string-default", Reason: "Debezium bug: a string column's DEFAULT with an escaped quote ('it''s') has the SQL text it''s as its schema default (and JsonConverter writes that for a NULL); connectd's default is the value it's",
 		Doc: docsMariaDB + "#mariadb-data-types", Seeds: []int64{12, 32},
-		Kind: "value|key", Path: `\.default$`, Match: func(d *Diff) bool { return strings.Contains(d.Want, "''") && !strings.Contains(d.Got, "''") }},
+		Kind: "value|key", Match: func(d *Diff) bool {
+			if strings.HasSuffix(d.Path, ".default") {
+				return strings.Contains(d.Want, "''") && !strings.Contains(d.Got, "''")
+			}
+			// a NULL written as the column's default by JsonConverter
+			return strings.Contains(d.Path, ".payload.") && strings.Contains(d.Want, "''") && d.Want == strings.ReplaceAll(d.Got, "'", "''") &&
+				strings.Contains(diffColumn(d), "DEFAULT '"+strings.ReplaceAll(strings.Trim(d.Got, `"`), "'", "''")+"'")
+		}},
 	{ID: "snapshot-zoned-fraction", Reason: "Debezium: in the snapshot (JDBC) a TIMESTAMP(n) value's fraction loses its trailing zeros (…00.5Z for TIMESTAMP(2)); connectd writes n digits in the snapshot as in the binlog (…00.50Z); the instant is the same",
 		Doc: docsMariaDB + "#mariadb-temporal-types", Seeds: []int64{19, 25},
 		Kind: "value", Match: func(d *Diff) bool {
@@ -187,6 +202,28 @@ func diffColumn(d *Diff) string {
 		return d.W.Columns[d.Table+"."+m[1]]
 	}
 	return ""
+}
+
+// nonASCIICaseOnly: an entry of the include list (a regular expression
+// list; escapes dropped) names db in another case of a non-ASCII letter
+// only: equal under Unicode case folding, not under ASCII folding.
+func nonASCIICaseOnly(list, db string) bool {
+	asciiFold := func(s string) string {
+		b := []byte(s)
+		for i, c := range b {
+			if 'A' <= c && c <= 'Z' {
+				b[i] = c + 'a' - 'A'
+			}
+		}
+		return string(b)
+	}
+	for _, e := range strings.Split(list, ",") {
+		e = strings.ReplaceAll(strings.TrimSpace(e), `\`, "")
+		if strings.EqualFold(e, db) && asciiFold(e) != asciiFold(db) {
+			return true
+		}
+	}
+	return false
 }
 
 // sameSet: two JSON strings of comma-separated sets with the same members.
