@@ -172,7 +172,7 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 						}
 					}
 				}
-				if err := t.alter(spec, md.columnOf); err != nil {
+				if err := t.alter(spec, md); err != nil {
 					return out, isDDL, fmt.Errorf("mysql: DDL %q: %w", ddl, err)
 				}
 			}
@@ -194,7 +194,8 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 
 // alter applies one ALTER TABLE specification; columnOf models a column
 // definition.
-func (t *table) alter(spec *ast.AlterTableSpec, columnOf func(*ast.ColumnDef) column) error {
+func (t *table) alter(spec *ast.AlterTableSpec, md mariadbDDL) error {
+	columnOf := md.columnOf
 	idx := func(n string) int {
 		return slices.IndexFunc(t.cols, func(c column) bool { return strings.EqualFold(c.Name, n) })
 	}
@@ -291,6 +292,15 @@ func (t *table) alter(spec *ast.AlterTableSpec, columnOf func(*ast.ColumnDef) co
 		t.cols[i].defaultSQL = nil
 		if d, ok := defaultOf(cd); ok {
 			t.cols[i].defaultSQL = &d
+		} else if len(cd.Options) > 0 && cd.Options[0].Expr != nil {
+			// ALTER COLUMN … SET DEFAULT: the TiDB parser gives the
+			// expression as an option without a type
+			if d, ok := restoreDefault(cd.Options[0].Expr); ok {
+				if bits, ok := md.bitDefaults[strings.ToLower(cd.Name.Name.O)]; ok && bitLiteral.MatchString("b'"+d+"'") {
+					d = bits
+				}
+				t.cols[i].defaultSQL = &d
+			}
 		}
 	case ast.AlterTableAddConstraint:
 		if spec.Constraint != nil && spec.Constraint.Tp == ast.ConstraintPrimaryKey {
@@ -354,29 +364,35 @@ func hasOption(cd *ast.ColumnDef, tp ast.ColumnOptionType) bool {
 func defaultOf(cd *ast.ColumnDef) (string, bool) {
 	for _, o := range cd.Options {
 		if o.Tp == ast.ColumnOptionDefaultValue && o.Expr != nil {
-			var b strings.Builder
-			if err := o.Expr.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordLowercase, &b)); err != nil {
-				return "", false
-			}
-			s := b.String()
-			if strings.HasPrefix(s, "_") {
-				// a charset introducer (_utf8mb4'x') is not part of the value
-				if q := strings.IndexByte(s, '\''); q > 0 {
-					s = s[q:]
-				}
-			}
-			if strings.EqualFold(s, "null") {
-				s = "NULL"
-			}
-			if strings.HasPrefix(s, "x'") || strings.HasPrefix(s, "X'") {
-				// a hex literal DEFAULT X'FF…': Debezium's parser has a
-				// default without an expression (mariadiff seed 57)
-				s = "NULL"
-			}
-			return debeziumDefault(s), true
+			return restoreDefault(o.Expr)
 		}
 	}
 	return "", false
+}
+
+// restoreDefault renders a DEFAULT expression as information_schema.COLUMNS
+// and Debezium's parser have it (defaultOf).
+func restoreDefault(e ast.ExprNode) (string, bool) {
+	var b strings.Builder
+	if err := e.Restore(format.NewRestoreCtx(format.RestoreStringSingleQuotes|format.RestoreKeyWordLowercase, &b)); err != nil {
+		return "", false
+	}
+	s := b.String()
+	if strings.HasPrefix(s, "_") {
+		// a charset introducer (_utf8mb4'x') is not part of the value
+		if q := strings.IndexByte(s, '\''); q > 0 {
+			s = s[q:]
+		}
+	}
+	if strings.EqualFold(s, "null") {
+		s = "NULL"
+	}
+	if strings.HasPrefix(s, "x'") || strings.HasPrefix(s, "X'") {
+		// a hex literal DEFAULT X'FF…': Debezium's parser has a default
+		// without an expression (mariadiff seed 57)
+		s = "NULL"
+	}
+	return debeziumDefault(s), true
 }
 
 // uniqueKeyAsPrimary is the key Debezium's parser gives a table created
@@ -436,8 +452,15 @@ func debeziumDefault(s string) string {
 	if currentTimestamp.MatchString(s) {
 		return "1970-01-01 00:00:00"
 	}
+	if m := bitLiteral.FindStringSubmatch(s); m != nil {
+		// a BIT default b'101': its digits, as Debezium's parser has them
+		return m[1]
+	}
 	return s
 }
+
+// bitLiteral is a bit-value literal, b'0101'.
+var bitLiteral = regexp.MustCompile(`^[bB]'([01]+)'$`)
 
 // columnOf is the package columnOf with the MariaDB types the rewrite for
 // the TiDB parser replaced (mariadbDDL.types) put back.
@@ -451,6 +474,9 @@ func (md mariadbDDL) columnOf(cd *ast.ColumnDef) column {
 	}
 	if cs, ok := md.charsets[strings.ToLower(c.Name)]; ok {
 		c.charset = cs
+	}
+	if bits, ok := md.bitDefaults[strings.ToLower(c.Name)]; ok && c.defaultSQL != nil && bitLiteral.MatchString("b'"+*c.defaultSQL+"'") {
+		c.defaultSQL = &bits
 	}
 	if c.dataType == "decimal" && md.numeric[strings.ToLower(c.Name)] {
 		// NUMERIC(p,s) as written: Debezium's type name NUMERIC, JDBC

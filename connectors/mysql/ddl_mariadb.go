@@ -47,6 +47,10 @@ type mariadbDDL struct {
 	// numeric: the column names (lower case) declared NUMERIC, whose type
 	// Debezium's parser names NUMERIC (the TiDB parser reads DECIMAL).
 	numeric map[string]bool
+	// bitDefaults maps a column name (lower case) declared with a bit
+	// literal DEFAULT b'0101' to its digits as written (the TiDB parser
+	// drops leading zeros; Debezium's expression keeps them).
+	bitDefaults map[string]string
 	// versioning is +1 when the statement turns system versioning on (WITH
 	// / ADD SYSTEM VERSIONING), -1 when it turns it off (DROP SYSTEM
 	// VERSIONING), 0 otherwise.
@@ -421,6 +425,15 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 			}
 			dropRange(j, e)
 			j = e - 1
+		case w == "B" && prev == "DEFAULT" && strings.HasPrefix(next, "'") && (curCol != "" || word(j-2) == "SET" && j >= 3):
+			col := curCol
+			if col == "" { // ALTER [COLUMN] c SET DEFAULT b'…'
+				col = unquoteIdent(toks[sig[j-3]].text)
+			}
+			if md.bitDefaults == nil {
+				md.bitDefaults = map[string]string{}
+			}
+			md.bitDefaults[strings.ToLower(col)] = strings.Trim(toks[sig[j+1]].text, "'")
 		case w == "NUMERIC" && j > 0 && isIdentToken(toks[sig[j-1]].text) && !notColumnName[prev]:
 			if md.numeric == nil {
 				md.numeric = map[string]bool{}

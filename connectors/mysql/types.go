@@ -301,6 +301,20 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 			return nil, false
 		}
 		return ct.present([]byte(lit)), true
+	case kBits, kBool:
+		// a BIT default's digits (debeziumDefault: b'101' → 101): the
+		// value's bytes (a boolean for BIT(1)), as Debezium's default
+		if quoted || lit == "" {
+			return nil, false
+		}
+		u, err := strconv.ParseUint(lit, 2, 64)
+		if err != nil {
+			return nil, false
+		}
+		if ct.kind == kBool {
+			return u != 0, true
+		}
+		return bitsValue(u, ct.col.precision), true
 	case kZoned:
 		// A zero TIMESTAMP default is the epoch, as Debezium's schema default
 		// (mariadb_types_default.jsonl, edge_types.ts_zero_nn).
