@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/relational"
@@ -297,7 +296,7 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 		// MariaDB prints escaped (X'00FF' → '\0\xFF') Debezium mangles
 		// (the deviation debezium-binary-default): none then, nor for
 		// BINARY(n), whose stored default is padded.
-		if strings.ContainsRune(lit, '\\') || !utf8.ValidString(lit) || ct.col.dataType == "binary" || !quoted {
+		if !quoted || ct.col.dataType == "binary" || !plainASCII(lit) {
 			return nil, false
 		}
 		return ct.present([]byte(lit)), true
@@ -324,6 +323,18 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 		}
 	}
 	return nil, false
+}
+
+// plainASCII: s is printable ASCII without a backslash or '?': a binary
+// default information_schema reports exactly (it prints other bytes
+// escaped or, in a utf8 result, as '?': X'FF' → '?', mariadiff seed 73).
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '\\' || c == '?' {
+			return false
+		}
+	}
+	return true
 }
 
 // fromText converts a value as the text protocol returns it (snapshot).
