@@ -51,3 +51,6 @@ func (d Decimal) Cmp(e Decimal) int { return d.cmp(e) }
 
 // Float is d's nearest float64.
 func (d Decimal) Float() float64 { return d.float() }
+
+// AppendString appends d's plain notation (String) to b.
+func (d Decimal) AppendString(b []byte) []byte { return d.append(b) }

@@ -917,6 +917,19 @@ func appendKey(b []byte, v any) []byte {
 		b = strconv.AppendFloat(b, x, 'g', -1, 64)
 		return append(b, 0)
 	case job.Decimal:
+		if x.Unscaled.IsInt64() && x.Scale >= 0 { // no big.Int arithmetic
+			u, sc := x.Unscaled.Int64(), x.Scale
+			for sc > 0 && u%10 == 0 {
+				u /= 10
+				sc--
+			}
+			if sc == 0 || u == 0 {
+				return appendKey(b, u)
+			}
+			b = append(b, 'n')
+			b = job.Decimal{Unscaled: big.NewInt(u), Scale: sc}.AppendString(b)
+			return append(b, 0)
+		}
 		d := x.Canonical()
 		if d.Scale == 0 && d.Unscaled.IsInt64() {
 			return appendKey(b, d.Unscaled.Int64())
@@ -941,14 +954,25 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		}
 		return strconv.AppendFloat(b, x, 'g', -1, 64), nil
 	case job.Decimal:
-		s, _ := x.MarshalJSON()
-		return append(b, s...), nil
+		return x.AppendString(b), nil
 	case bool:
 		return strconv.AppendBool(b, x), nil
 	case string:
-		j, _ := json.Marshal(x)
-		return append(b, j...), nil
+		return appendJSONString(b, x), nil
 	}
 	j, err := json.Marshal(v)
 	return append(b, j...), err
+}
+
+// appendJSONString appends s as a JSON string (printable ASCII as it is).
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			j, _ := json.Marshal(s)
+			return append(b, j...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

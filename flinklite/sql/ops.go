@@ -2,6 +2,8 @@ package sql
 
 import (
 	"fmt"
+	"math"
+	"math/big"
 	"strings"
 
 	"github.com/connectd/connectd/flinklite/job"
@@ -32,6 +34,10 @@ type Pipeline struct {
 	entries map[int][]operator // slot → its first operator
 	sink    *upsertSink
 	global  *aggOp // an aggregate without GROUP BY: its row exists from the start
+	agg     *aggOp
+	// reuse are per-slot change buffers when no operator keeps a change
+	// (no join).
+	reuse []change
 }
 
 // NewPipeline builds q's operators.
@@ -43,13 +49,27 @@ func (q *Query) NewPipeline() *Pipeline {
 		root = &projectOp{q: q, outs: q.plan.outs, slots: q.plan.slots, sink: p.sink}
 	case "aggregate":
 		a := &aggOp{q: q, n: q.plan, groups: map[string]*group{}, sink: p.sink}
+		p.agg = a
 		if len(q.plan.groups) == 0 {
 			p.global = a
 		}
 		root = a
 	}
 	p.build(q.plan.in, root)
+	if !hasJoin(q.plan) {
+		p.reuse = make([]change, len(q.slots))
+		for i := range p.reuse {
+			p.reuse[i] = change{rows: make([]map[string]any, len(q.slots)), keys: make([]string, len(q.slots))}
+		}
+	}
 	return p
+}
+
+func hasJoin(n *planNode) bool {
+	if n == nil {
+		return false
+	}
+	return n.kind == "join" || hasJoin(n.in) || hasJoin(n.left) || hasJoin(n.right)
 }
 
 func (p *Pipeline) build(n *planNode, out operator) {
@@ -81,7 +101,13 @@ func (p *Pipeline) Push(topic, keyJSON string, row map[string]any, retract bool)
 		if s.topic != topic {
 			continue
 		}
-		c := change{rows: make([]map[string]any, len(p.q.slots)), keys: make([]string, len(p.q.slots)), retract: retract}
+		var c change
+		if p.reuse != nil { // no join keeps the change: one buffer per slot
+			c = p.reuse[i]
+			c.retract = retract
+		} else {
+			c = change{rows: make([]map[string]any, len(p.q.slots)), keys: make([]string, len(p.q.slots)), retract: retract}
+		}
 		c.rows[i], c.keys[i] = row, keyJSON
 		for _, op := range p.entries[i] {
 			if err := op.push(c); err != nil {
@@ -93,19 +119,46 @@ func (p *Pipeline) Push(topic, keyJSON string, row map[string]any, retract bool)
 }
 
 // Drain returns the result changes since the last Drain: the last change
-// of each key, in the order the keys first changed.
-func (p *Pipeline) Drain() []Output { return p.sink.drain() }
+// of each key, in the order the keys first changed. The groups of an
+// aggregate are computed here, once per batch however many of their rows
+// changed; an error is one of evaluating them (HAVING, the SELECT list).
+func (p *Pipeline) Drain() ([]Output, error) {
+	if p.agg != nil {
+		if err := p.agg.flush(); err != nil {
+			return nil, err
+		}
+	}
+	return p.sink.drain(), nil
+}
 
 func (q *Query) ctx(c change) *evalCtx { return &evalCtx{rows: c.rows, slots: q.slots} }
+
+// reuse resets an operator's evaluation context for c's row (operators
+// run on one goroutine; a context does not outlive the call).
+func (x *evalCtx) reuse(q *Query, c change) *evalCtx {
+	x.rows, x.slots, x.vals, x.err = c.rows, q.slots, x.vals[:0], nil
+	return x
+}
+
+// names are the JSON object prefixes ("name":) of the result's columns
+// and of its key's.
+func namePrefixes(names []string) [][]byte {
+	out := make([][]byte, len(names))
+	for i, n := range names {
+		out[i] = append(appendJSONString(nil, n), ':')
+	}
+	return out
+}
 
 type filterOp struct {
 	q    *Query
 	pred *expr
 	out  operator
+	x    evalCtx
 }
 
 func (f *filterOp) push(c change) error {
-	x := f.q.ctx(c)
+	x := f.x.reuse(f.q, c)
 	v := f.pred.eval(x)
 	if x.err != nil {
 		return fmt.Errorf("WHERE %s: %w", f.pred.text, x.err)
@@ -127,6 +180,8 @@ type joinOp struct {
 	n              *planNode
 	out            operator
 	lstate, rstate map[string]map[string]change
+	x              evalCtx
+	kb             []byte
 }
 
 type joinSide struct {
@@ -137,8 +192,9 @@ type joinSide struct {
 func (s joinSide) push(c change) error { return s.j.push(c, s.left) }
 
 func (j *joinOp) joinKey(c change, keys []*expr) (string, bool, error) {
-	x := j.q.ctx(c)
-	var b []byte
+	x := j.x.reuse(j.q, c)
+	b := j.kb[:0]
+	defer func() { j.kb = b[:0] }()
 	for _, k := range keys {
 		v := k.eval(x)
 		if x.err != nil {
@@ -265,6 +321,8 @@ type projectOp struct {
 	outs  []*expr
 	slots []int
 	sink  *upsertSink
+	x     evalCtx
+	names [][]byte
 }
 
 func (p *projectOp) key(c change) []byte {
@@ -293,8 +351,10 @@ func (p *projectOp) push(c change) error {
 		p.sink.put(key, nil)
 		return nil
 	}
-	x := p.q.ctx(c)
-	v, err := p.q.row(x, p.outs)
+	if p.names == nil {
+		p.names = namePrefixes(p.q.Columns)
+	}
+	v, err := row(p.x.reuse(p.q, c), p.outs, p.names)
 	if err != nil {
 		return err
 	}
@@ -302,9 +362,10 @@ func (p *projectOp) push(c change) error {
 	return nil
 }
 
-// row is the JSON object of the SELECT list.
-func (q *Query) row(x *evalCtx, outs []*expr) ([]byte, error) {
-	b := []byte{'{'}
+// row is the JSON object of the SELECT list (names: namePrefixes).
+func row(x *evalCtx, outs []*expr, names [][]byte) ([]byte, error) {
+	b := make([]byte, 1, 16*len(outs))
+	b[0] = '{'
 	for i, e := range outs {
 		v := e.eval(x)
 		if x.err != nil {
@@ -313,8 +374,7 @@ func (q *Query) row(x *evalCtx, outs []*expr) ([]byte, error) {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b, _ = appendJSON(b, q.Columns[i])
-		b = append(b, ':')
+		b = append(b, names[i]...)
 		var err error
 		if b, err = appendJSON(b, v); err != nil {
 			return nil, fmt.Errorf("%s: %w", e.text, err)
@@ -326,10 +386,12 @@ func (q *Query) row(x *evalCtx, outs []*expr) ([]byte, error) {
 // group is one GROUP BY group: its key values, row count, accumulators and
 // the value last written for it (nil: none).
 type group struct {
+	key     []byte // the output key (JSON)
 	vals    []any
 	rows    int64
 	accs    []acc
 	emitted []byte
+	dirty   bool
 }
 
 type aggOp struct {
@@ -337,26 +399,35 @@ type aggOp struct {
 	n      *planNode
 	groups map[string]*group
 	sink   *upsertSink
+	x      evalCtx
+	kb     []byte
+	vals   []any
+	names  [][]byte // result columns
+	knames [][]byte // key columns
+	dirty  []string // groups changed since the last flush
 }
 
 func (a *aggOp) push(c change) error {
-	x := a.q.ctx(c)
-	vals := make([]any, len(a.n.groups))
-	var kb []byte
-	for i, g := range a.n.groups {
-		vals[i] = g.eval(x)
+	x := a.x.reuse(a.q, c)
+	a.vals = a.vals[:0]
+	kb := a.kb[:0]
+	for _, g := range a.n.groups {
+		v := g.eval(x)
 		if x.err != nil {
 			return fmt.Errorf("GROUP BY %s: %w", g.text, x.err)
 		}
-		kb = appendKey(kb, vals[i])
+		a.vals = append(a.vals, v)
+		kb = appendKey(kb, v)
 	}
-	k := string(kb)
-	g := a.groups[k]
+	a.kb = kb
+	g := a.groups[string(kb)]
+	k := ""
 	if g == nil {
 		if c.retract {
-			return fmt.Errorf("retraction of a row of group %v that has no rows", vals)
+			return fmt.Errorf("retraction of a row of group %v that has no rows", a.vals)
 		}
-		g = a.newGroup(vals)
+		k = string(kb)
+		g = a.newGroup(append([]any(nil), a.vals...))
 		a.groups[k] = g
 	}
 	for i, s := range a.n.aggs {
@@ -376,11 +447,36 @@ func (a *aggOp) push(c change) error {
 	} else {
 		g.rows++
 	}
-	return a.touch(k, g)
+	if !g.dirty { // written at the end of the batch (Flink's mini-batch)
+		if k == "" {
+			k = string(kb)
+		}
+		g.dirty = true
+		a.dirty = append(a.dirty, k)
+	}
+	return nil
+}
+
+// flush writes the groups changed since the last flush.
+func (a *aggOp) flush() error {
+	for _, k := range a.dirty {
+		if g := a.groups[k]; g != nil && g.dirty {
+			g.dirty = false
+			if err := a.touch(k, g); err != nil {
+				return err
+			}
+		}
+	}
+	a.dirty = a.dirty[:0]
+	return nil
 }
 
 func (a *aggOp) newGroup(vals []any) *group {
+	if a.names == nil {
+		a.names, a.knames = namePrefixes(a.q.Columns), namePrefixes(a.q.KeyColumns)
+	}
 	g := &group{vals: vals, accs: make([]acc, len(a.n.aggs))}
+	g.key = a.key(g)
 	for i, s := range a.n.aggs {
 		g.accs[i] = newAcc(s.fn)
 	}
@@ -395,7 +491,7 @@ func (a *aggOp) touch(k string, g *group) error {
 			a.groups[k] = g
 		}
 	}
-	key := a.key(g)
+	key := g.key
 	if g.rows == 0 && len(a.n.groups) > 0 {
 		delete(a.groups, k)
 		if g.emitted != nil {
@@ -403,8 +499,9 @@ func (a *aggOp) touch(k string, g *group) error {
 		}
 		return nil
 	}
-	x := &evalCtx{slots: a.q.slots, vals: make([]any, 0, len(g.vals)+len(g.accs))}
-	x.vals = append(x.vals, g.vals...)
+	x := &a.x
+	x.rows, x.slots, x.err = nil, a.q.slots, nil
+	x.vals = append(x.vals[:0], g.vals...)
 	for _, ac := range g.accs {
 		x.vals = append(x.vals, ac.result())
 	}
@@ -421,7 +518,7 @@ func (a *aggOp) touch(k string, g *group) error {
 			return nil
 		}
 	}
-	v, err := a.q.row(x, a.n.outs)
+	v, err := row(x, a.n.outs, a.names)
 	if err != nil {
 		return err
 	}
@@ -438,8 +535,7 @@ func (a *aggOp) key(g *group) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b, _ = appendJSON(b, a.q.KeyColumns[i])
-		b = append(b, ':')
+		b = append(b, a.knames[i]...)
 		b, _ = appendJSON(b, v)
 	}
 	return append(b, '}')
@@ -484,10 +580,18 @@ func (c *countAcc) update(v any, retract bool) error {
 func (c *countAcc) result() any { return c.n }
 
 // sumAcc is SUM (or AVG) of the non-NULL values: NULL when there are none.
+// While every value is an int64, or a Decimal of one scale whose unscaled
+// value fits an int64, the sum is an int64 (unscaled) without big.Int
+// arithmetic; the first other value or overflow moves it to sum.
 type sumAcc struct {
 	sum any
 	n   int64
 	avg bool
+	// fast is the sum while small: of int64s (scale -1) or of Decimals
+	// of scale.
+	fast   int64
+	scale  int32
+	inFast bool
 }
 
 func (s *sumAcc) update(v any, retract bool) error {
@@ -496,6 +600,43 @@ func (s *sumAcc) update(v any, retract bool) error {
 	}
 	if !job.IsNumber(v) {
 		return fmt.Errorf("%v (%T) is not a number", v, v)
+	}
+	if s.n == 0 && s.sum == nil {
+		s.inFast, s.fast, s.scale = true, 0, -1
+		if d, ok := v.(job.Decimal); ok {
+			s.scale = d.Scale
+		}
+	}
+	if s.inFast {
+		var u int64
+		ok := false
+		switch x := v.(type) {
+		case int64:
+			u, ok = x, s.scale == -1
+		case job.Decimal:
+			ok = x.Scale == s.scale && x.Unscaled.IsInt64()
+			if ok {
+				u = x.Unscaled.Int64()
+			}
+		}
+		if retract {
+			u = -u
+		}
+		if ok && u != math.MinInt64 {
+			if r := s.fast + u; (r > s.fast) == (u > 0) || u == 0 {
+				s.fast = r
+				if retract {
+					s.n--
+				} else {
+					s.n++
+				}
+				if s.n == 0 {
+					s.fast = 0
+				}
+				return nil
+			}
+		}
+		s.sum, s.inFast = s.fastValue(), false
 	}
 	if retract {
 		s.sum = job.AddNumbers(s.sum, job.NegNumber(v))
@@ -510,14 +651,25 @@ func (s *sumAcc) update(v any, retract bool) error {
 	return nil
 }
 
+func (s *sumAcc) fastValue() any {
+	if s.scale == -1 {
+		return s.fast
+	}
+	return job.Decimal{Unscaled: big.NewInt(s.fast), Scale: s.scale}
+}
+
 func (s *sumAcc) result() any {
 	if s.n == 0 {
 		return nil
 	}
-	if s.avg {
-		return job.AvgNumbers(s.sum, s.n)
+	sum := s.sum
+	if s.inFast {
+		sum = s.fastValue()
 	}
-	return s.sum
+	if s.avg {
+		return job.AvgNumbers(sum, s.n)
+	}
+	return sum
 }
 
 // extremumAcc is MIN or MAX over a multiset of the non-NULL values, so

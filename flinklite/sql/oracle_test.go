@@ -80,6 +80,19 @@ func seeds(t *testing.T) []int64 {
 	return out
 }
 
+// generatedQueries is the number of random queries per seed
+// (SQLTEST_QUERIES, default 6).
+func generatedQueries(t *testing.T) int {
+	if s := os.Getenv("SQLTEST_QUERIES"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	return 6
+}
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -98,7 +111,9 @@ func freeAddr(t *testing.T) string {
 // SELECT on PostgreSQL, as sorted row sets with numbers compared exactly.
 // After the second check every job is stopped and started again (its
 // in-memory state rebuilt by re-reading the sources from the beginning).
-// SQLTEST_SEEDS=N runs seeds 1..N, SQLTEST_SEED=S one seed.
+// Besides the fixed queries, each seed runs SQLTEST_QUERIES (default 6)
+// random ones of the supported grammar (genQuery). SQLTEST_SEEDS=N runs
+// seeds 1..N, SQLTEST_SEED=S one seed.
 func TestOracle(t *testing.T) {
 	ss := seeds(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(60+60*len(ss))*time.Second)
@@ -120,7 +135,7 @@ func TestOracle(t *testing.T) {
 		start := time.Now()
 		o := &oracle{t: t, ctx: ctx, pg: pg, w: w, seed: seed, rng: rand.New(rand.NewSource(seed)), db: fmt.Sprintf("sq%d", seed)}
 		rows := o.run()
-		t.Logf("seed %d: %d queries, %d changes, %d checks, %d result rows compared: equal (%s)", seed, len(oracleQueries), o.changes, o.checks, rows, time.Since(start).Round(time.Millisecond))
+		t.Logf("seed %d: %d fixed and %d generated queries, %d changes, %d checks, %d result rows compared: equal (%s)", seed, len(oracleQueries), len(o.sels)-len(oracleQueries), o.changes, o.checks, rows, time.Since(start).Round(time.Millisecond))
 	}
 }
 
@@ -134,6 +149,7 @@ type oracle struct {
 	db      string
 	conn    *pgx.Conn
 	log     []string // every statement, for the reproduction
+	sels    []string // the queries: oracleQueries, then generated ones
 	changes int
 	checks  int
 
@@ -201,10 +217,15 @@ func (o *oracle) run() int {
 	tables := sql.TableMap(map[string]string{"customers": o.topic("customers"), "orders": o.topic("orders")})
 	var jobs []*sql.Job
 	var queries []*sql.Query
-	for i, sel := range oracleQueries {
+	o.sels = append([]string(nil), oracleQueries...)
+	qr := rand.New(rand.NewSource(o.seed * 7777))
+	for i := 0; i < generatedQueries(t); i++ {
+		o.sels = append(o.sels, genQuery(qr))
+	}
+	for i, sel := range o.sels {
 		q, err := sql.Compile(fmt.Sprintf("CREATE TABLE %s_q%d AS %s", o.db, i, sel), tables)
 		if err != nil {
-			t.Fatalf("query %d: %v", i, err)
+			t.Fatalf("seed %d query %d: %v\n%s", o.seed, i, err, sel)
 		}
 		j, err := sql.Start(o.ctx, q, sql.RunConfig{Brokers: o.w.Brokers})
 		if err != nil {
@@ -364,13 +385,13 @@ func (o *oracle) check(round int, cl *kgo.Client, jobs []*sql.Job, queries []*sq
 	total := 0
 	for i, q := range queries {
 		got := o.compacted(q.Sink)
-		want := o.postgres(oracleQueries[i])
+		want := o.postgres(o.sels[i])
 		total += len(want)
 		if diff := diffRows(got, want); diff != "" {
 			path := filepath.Join(os.TempDir(), fmt.Sprintf("sqltest-seed%d.sql", o.seed))
-			_ = os.WriteFile(path, []byte(strings.Join(o.log, "\n")+"\n-- then:\n"+oracleQueries[i]+";\n"), 0o644)
+			_ = os.WriteFile(path, []byte(strings.Join(o.log, "\n")+"\n-- then:\n"+o.sels[i]+";\n"), 0o644)
 			t.Fatalf("seed %d, check %d, query %d differs from PostgreSQL:\n%s\n\nquery:\n%s\n\nplan:\n%s\nreproduction: the statements in %s (schema, workload, then the query) on PostgreSQL; rerun with SQLTEST_SEED=%d go test ./flinklite/sql -run TestOracle -v",
-				o.seed, round, i, diff, oracleQueries[i], q.Plan(), path, o.seed)
+				o.seed, round, i, diff, o.sels[i], q.Plan(), path, o.seed)
 		}
 	}
 	return total

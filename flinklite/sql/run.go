@@ -125,7 +125,10 @@ func (j *Job) run(ctx context.Context, cons, prod *kgo.Client) error {
 		return err
 	}
 	write := func() error {
-		outs := p.Drain()
+		outs, err := p.Drain()
+		if err != nil {
+			return err
+		}
 		if len(outs) == 0 {
 			return nil
 		}

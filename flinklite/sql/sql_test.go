@@ -31,6 +31,15 @@ func (t table) apply(outs []Output) {
 	}
 }
 
+func (t table) drain(tb *testing.T, p *Pipeline) {
+	tb.Helper()
+	outs, err := p.Drain()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	t.apply(outs)
+}
+
 func (t table) String() string {
 	var s []string
 	for k, v := range t {
@@ -65,7 +74,7 @@ func TestGroupByRetractions(t *testing.T) {
 		if err := p.Push("pg.public.orders", key, row, retract); err != nil {
 			t.Fatal(err)
 		}
-		out.apply(p.Drain())
+		out.drain(t, p)
 	}
 	r1 := map[string]any{"id": int64(1), "status": "new", "amount": dec("10.50")}
 	r2 := map[string]any{"id": int64(2), "status": "new", "amount": dec("2.25")}
@@ -90,7 +99,7 @@ func TestGlobalAggregateHasOneRow(t *testing.T) {
 	if err := p.Start(); err != nil {
 		t.Fatal(err)
 	}
-	out.apply(p.Drain())
+	out.drain(t, p)
 	check(t, out, `{} => {"n":0,"s":null}`)
 	r := map[string]any{"amount": int64(9223372036854775807)}
 	for i := 0; i < 2; i++ {
@@ -98,7 +107,7 @@ func TestGlobalAggregateHasOneRow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out.apply(p.Drain())
+	out.drain(t, p)
 	check(t, out, `{} => {"n":2,"s":18446744073709551614}`) // int64 overflow: exact
 }
 
@@ -111,7 +120,7 @@ func TestLeftJoinRetractions(t *testing.T) {
 		if err := p.Push(topic, key, row, retract); err != nil {
 			t.Fatal(err)
 		}
-		out.apply(p.Drain())
+		out.drain(t, p)
 	}
 	o1 := map[string]any{"id": int64(1), "customer_id": int64(7), "amount": dec("1.5")}
 	c7 := map[string]any{"id": int64(7), "region": "north", "score": int64(3)}
@@ -144,7 +153,7 @@ func TestExpressions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out.apply(p.Drain())
+	out.drain(t, p)
 	check(t, out, strings.Join([]string{
 		`0 => {"size":"small","a":2.25,"r":2.3,"nx":true,"ab":true,"btw":true,"q":3,"neg":-2.25,"rd":2.3,"s1":1,"bo":true}`,
 		`1 => {"size":"none","a":0,"r":null,"nx":null,"ab":null,"btw":null,"q":3,"neg":null,"rd":null,"s1":null,"bo":false}`,
