@@ -31,7 +31,8 @@ func debeziumRecord(id int, status, op string) *kgo.Record {
 // EXPLAIN answers the plan, CREATE TABLE … AS SELECT starts a job whose
 // upsert topic gets the live GROUP BY (an update moves a row between
 // groups, a delete empties one: a tombstone), a second job on the same
-// topic is 409, DELETE /sql/jobs/{id} stops it.
+// topic is 409, DELETE /sql/jobs/{id} stops it; a job started again over
+// sources changed meanwhile deletes the rows the previous run left.
 func TestSQLAPI(t *testing.T) {
 	e := startEnv(t)
 	code, body := e.do("POST", "/sql", "SELECT status FROM t\nORDER BY status")
@@ -110,5 +111,29 @@ func TestSQLAPI(t *testing.T) {
 	}
 	if code, body := e.do("DELETE", "/sql/jobs/totals", nil); code != 404 {
 		t.Fatalf("DELETE twice: %d %s", code, body)
+	}
+
+	// While no job runs, every row is deleted; a job started again replays
+	// the sources (in one batch it never writes "new") and deletes what
+	// the previous run left.
+	if err := cl.ProduceSync(ctx, debeziumRecord(1, "", "d"), debeziumRecord(3, "", "d")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := e.do("POST", "/sql", stmt); code != 201 {
+		t.Fatalf("POST /sql again: %d %s", code, body)
+	}
+	want = map[string]string{}
+	for len(table) != 0 {
+		fs := rd.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("totals after the restart: got %v, want it empty", table)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Value == nil {
+				delete(table, string(r.Key))
+			} else {
+				table[string(r.Key)] = string(r.Value)
+			}
+		})
 	}
 }

@@ -504,3 +504,40 @@ func (f *aggFinder) Enter(n ast.Node) (ast.Node, bool) {
 	return n, false
 }
 func (f *aggFinder) Leave(n ast.Node) (ast.Node, bool) { return n, true }
+
+// Statement is one statement of a script: its text (with the comments
+// before it) and where that text starts.
+type Statement struct {
+	Text string
+	// Line and Column (1-based) are where the statement starts in the
+	// script.
+	Line, Column int
+}
+
+// Split cuts a script of statements separated by semicolons into its
+// statements (with the TiDB parser, so a semicolon in a string or a
+// comment does not cut). A syntax error is an *Error at its position in
+// the script.
+func Split(script string) ([]Statement, error) {
+	stmts, _, err := parser.New().Parse(script, "", "")
+	if err != nil {
+		return nil, parseError(err)
+	}
+	c := &compiler{src: script}
+	var out []Statement
+	from := 0
+	for _, s := range stmts {
+		text := strings.TrimSpace(s.Text())
+		text = strings.TrimSpace(strings.TrimSuffix(text, ";"))
+		off := strings.Index(script[from:], text)
+		if off < 0 {
+			off = 0
+		} else {
+			off += from
+			from = off + len(text)
+		}
+		e := c.errAt(off, "")
+		out = append(out, Statement{Text: text, Line: e.Line, Column: e.Column})
+	}
+	return out, nil
+}

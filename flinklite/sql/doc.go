@@ -54,12 +54,17 @@
 //
 // State (the limit of this slice): the operators' state is in memory and
 // not checkpointed. A job (re)starts by reading its source topics from the
-// beginning and rewriting every result; since the output is idempotent
-// upserts of the same deterministic changelog, the compacted output is the
-// same after a restart, but a restart costs a full re-read, memory grows
-// with the source tables (no state TTL), and a reader of the uncompacted
-// topic sees the replayed intermediate values again. Pebble state and
-// checkpoints (flinklite's) are the next step.
+// beginning and rewriting every result (idempotent upserts). Results are
+// computed per batch of records (Flink's mini-batch), so a replay need not
+// write every intermediate value; a result row that existed when the
+// previous run stopped and no longer exists might then never be written
+// again: the job reads the keys the output topic holds when it starts and,
+// once it has replayed the sources to where they ended then, tombstones
+// those it did not write. So the compacted output is the same after a
+// restart; but a restart costs a full re-read, memory grows with the
+// source tables (no state TTL), and a reader of the uncompacted topic sees
+// replayed values again. Pebble state and checkpoints (flinklite's) are the
+// next step.
 //
 // Unsupported syntax is an *Error with the line and column of the clause
 // and what is unsupported (never a silently different result): subqueries,

@@ -71,6 +71,27 @@ func Start(ctx context.Context, q *Query, cfg RunConfig) (*Job, error) {
 	if _, err := ad.CreateTopic(ctx, parts, -1, map[string]*string{"cleanup.policy": &compact}, q.Sink); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return nil, fmt.Errorf("sql: creating the output topic %s: %w", q.Sink, err)
 	}
+	// What a previous run left in the output topic: the keys this run
+	// must write again or delete once it has replayed the sources as they
+	// are now (a key the replay never writes is a row that no longer
+	// exists; a tombstone removes it).
+	stale, err := liveKeys(ctx, base, ad, q.Sink)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := ad.ListEndOffsets(ctx, q.Topics()...)
+	if err != nil {
+		return nil, err
+	}
+	startEnds := map[string]map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil && o.Offset > 0 {
+			if startEnds[o.Topic] == nil {
+				startEnds[o.Topic] = map[int32]int64{}
+			}
+			startEnds[o.Topic][o.Partition] = o.Offset
+		}
+	})
 	cons, err := kgo.NewClient(append(base, kgo.ConsumeTopics(q.Topics()...),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
 	if err != nil {
@@ -87,7 +108,7 @@ func Start(ctx context.Context, q *Query, cfg RunConfig) (*Job, error) {
 		defer close(j.done)
 		defer cons.Close()
 		defer prod.Close()
-		err := j.run(ctx, cons, prod)
+		err := j.run(ctx, cons, prod, stale, startEnds)
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			err = nil
 		}
@@ -104,7 +125,7 @@ type srcRow struct {
 	fields     map[string]any
 }
 
-func (j *Job) run(ctx context.Context, cons, prod *kgo.Client) error {
+func (j *Job) run(ctx context.Context, cons, prod *kgo.Client, stale map[string]bool, startEnds map[string]map[int32]int64) error {
 	p := j.q.NewPipeline()
 	env := flinklite.NewEnv()
 	in := flinklite.NewInput[flinklite.Message](env, 1)
@@ -135,6 +156,7 @@ func (j *Job) run(ctx context.Context, cons, prod *kgo.Client) error {
 		recs := make([]*kgo.Record, len(outs))
 		for i, o := range outs {
 			recs[i] = &kgo.Record{Key: o.Key, Value: o.Value}
+			delete(stale, string(o.Key))
 		}
 		return prod.ProduceSync(ctx, recs...).FirstErr()
 	}
@@ -175,6 +197,17 @@ func (j *Job) run(ctx context.Context, cons, prod *kgo.Client) error {
 		if err := write(); err != nil {
 			return err
 		}
+		if stale != nil && caughtUp(startEnds, j.pos, next, fs.NumRecords() == 0) {
+			// the replay is done: what it did not write is gone
+			recs := make([]*kgo.Record, 0, len(stale))
+			for k := range stale {
+				recs = append(recs, &kgo.Record{Key: []byte(k)})
+			}
+			if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				return err
+			}
+			stale = nil
+		}
 		j.mu.Lock()
 		for t, ps := range next {
 			if j.pos[t] == nil {
@@ -186,6 +219,71 @@ func (j *Job) run(ctx context.Context, cons, prod *kgo.Client) error {
 		}
 		j.mu.Unlock()
 	}
+}
+
+// caughtUp says whether the job has read its sources to where they ended
+// when it started: every partition's position (pos, updated by next) at
+// its start end offset, or, after a poll that found nothing, one short of
+// it (a transaction marker ends the partition).
+func caughtUp(startEnds, pos, next map[string]map[int32]int64, idle bool) bool {
+	for t, ps := range startEnds {
+		for p, end := range ps {
+			at, ok := next[t][p]
+			if !ok {
+				at = pos[t][p]
+			}
+			if at < end && !(idle && at > 0 && at >= end-1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// liveKeys reads topic to its end: the keys whose last record is not a
+// tombstone.
+func liveKeys(ctx context.Context, base []kgo.Opt, ad *kadm.Client, topic string) (map[string]bool, error) {
+	ends, err := ad.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	pending := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) {
+		if o.Err == nil && o.Offset > 0 {
+			pending[o.Partition] = o.Offset
+		}
+	})
+	live := map[string]bool{}
+	if len(pending) == 0 {
+		return live, nil
+	}
+	rd, err := kgo.NewClient(append(base, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	for len(pending) > 0 {
+		fs := rd.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) { ferr = fmt.Errorf("sql: reading %s/%d: %w", t, p, err) })
+		if ferr != nil {
+			return nil, ferr
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Value == nil {
+				delete(live, string(r.Key))
+			} else {
+				live[string(r.Key)] = true
+			}
+			if end, ok := pending[r.Partition]; ok && r.Offset+1 >= end {
+				delete(pending, r.Partition)
+			}
+		})
+	}
+	return live, nil
 }
 
 // recordKey is the JSON of a record key's columns ({"id":1}), numbers

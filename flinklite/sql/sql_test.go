@@ -227,3 +227,17 @@ func TestBigDecimalKeyIdentity(t *testing.T) {
 		t.Fatalf("5 and 5.00 have keys %q and %q", a, b)
 	}
 }
+
+func TestSplit(t *testing.T) {
+	ss, err := Split("-- a comment; still\nCREATE TABLE a AS SELECT x FROM t WHERE s = 'a;b';\n\n  EXPLAIN SELECT y FROM u;")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) != 2 || ss[0].Text != "-- a comment; still\nCREATE TABLE a AS SELECT x FROM t WHERE s = 'a;b'" || ss[0].Line != 1 || ss[0].Column != 1 ||
+		ss[1].Text != "EXPLAIN SELECT y FROM u" || ss[1].Line != 4 || ss[1].Column != 3 {
+		t.Fatalf("%+v", ss)
+	}
+	if _, err := Split("SELECT 1;\nSELECT FROM"); err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("got %v", err)
+	}
+}
