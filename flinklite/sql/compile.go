@@ -72,7 +72,7 @@ type slot struct {
 func Compile(text string, tables Tables) (*Query, error) {
 	stmts, _, err := parser.New().Parse(text, "", "")
 	if err != nil {
-		return nil, parseError(err)
+		return nil, parseError(text, err)
 	}
 	if len(stmts) != 1 {
 		return nil, &Error{Line: 1, Column: 1, Msg: fmt.Sprintf("expected one statement, got %d", len(stmts))}
@@ -141,17 +141,28 @@ func describe(n ast.Node) string {
 	return fmt.Sprintf("%T", n)
 }
 
-var parseErrPos = regexp.MustCompile(`line (\d+) column (\d+)`)
+var parseErrPos = regexp.MustCompile(`line (\d+) column (\d+) near "((?s).*)"\s*$`)
 
-// parseError is the TiDB parser's error ("line 1 column 16 near …") as an
-// *Error.
-func parseError(err error) error {
-	m := parseErrPos.FindStringSubmatch(err.Error())
-	e := &Error{Line: 1, Column: 1, Msg: "syntax error: " + err.Error()}
-	if m != nil {
-		e.Line, _ = strconv.Atoi(m[1])
-		e.Column, _ = strconv.Atoi(m[2])
+// parseError is the TiDB parser's error ("line 1 column 11 near "FROM"",
+// the column after the token it stopped at) as an *Error at the start of
+// that token.
+func parseError(src string, err error) error {
+	msg := strings.TrimSpace(err.Error())
+	m := parseErrPos.FindStringSubmatch(msg)
+	if m == nil {
+		return &Error{Line: 1, Column: 1, Msg: "syntax error: " + msg}
 	}
+	e := &Error{Msg: fmt.Sprintf("syntax error near %q", m[3])}
+	if m[3] == "" {
+		e.Msg = "syntax error at the end of the statement"
+	}
+	if strings.HasSuffix(src, m[3]) {
+		p := (&compiler{src: src}).errAt(len(src)-len(m[3]), "")
+		e.Line, e.Column = p.Line, p.Column
+		return e
+	}
+	e.Line, _ = strconv.Atoi(m[1])
+	e.Column, _ = strconv.Atoi(m[2])
 	return e
 }
 
@@ -521,7 +532,7 @@ type Statement struct {
 func Split(script string) ([]Statement, error) {
 	stmts, _, err := parser.New().Parse(script, "", "")
 	if err != nil {
-		return nil, parseError(err)
+		return nil, parseError(script, err)
 	}
 	c := &compiler{src: script}
 	var out []Statement

@@ -177,7 +177,7 @@ func TestUnsupportedHasLineAndColumn(t *testing.T) {
 		msgContain string
 	}{
 		{"SELECT a FROM orders\nORDER BY a", 2, 10, "ORDER BY"},
-		{"SELECT a FROM orders o\n  FULL JOIN customers c ON o.x = c.y", 2, 7, "syntax error"},
+		{"SELECT a FROM orders o\n  FULL JOIN customers c ON o.x = c.y", 2, 3, `syntax error near "FULL JOIN`},
 		{"SELECT a FROM orders FULL JOIN customers c ON orders.x = c.y", 1, 1, "FULL JOIN"},
 		{"SELECT COUNT(DISTINCT a) FROM orders", 1, 8, "DISTINCT"},
 		{"SELECT a FROM orders o JOIN customers c ON o.x < c.y", 1, 44, "join condition"},
@@ -188,7 +188,8 @@ func TestUnsupportedHasLineAndColumn(t *testing.T) {
 		{"SELECT a FROM orders WHERE a LIKE 'x%'", 1, 28, "LIKE"},
 		{"SELECT a FROM (SELECT a FROM orders) t", 1, 1, "subquery"},
 		{"SELECT a FROM orders WHERE SUM(a) > 1", 1, 28, "not allowed"},
-		{"SELECT a FROM\n orders WHERE", 2, 14, "syntax error"},
+		{"SELECT a FROM\n orders WHERE", 2, 14, "syntax error at the end"},
+		{"SELECT FROM t", 1, 8, `syntax error near "FROM t"`},
 		{"SELECT * FROM orders", 1, 1, "*"},
 		{"SELECT CONCAT(a, b) FROM orders", 1, 8, "CONCAT"},
 	} {
