@@ -56,6 +56,11 @@ var oracleQueries = []string{
 	 FROM customers c LEFT JOIN orders o ON o.customer_id = c.id GROUP BY c.region, o.status`,
 	// an aggregate without GROUP BY: always one row
 	`SELECT COUNT(*) AS n, SUM(score) AS s, MIN(region) AS r FROM customers WHERE score IS NOT NULL`,
+	// three tables, a self-join on a non-unique key (many to many), LEFT after INNER
+	`SELECT o.id AS oid, c.region AS r1, c2.id AS c2id, c2.region AS r2
+	 FROM orders o JOIN customers c ON o.customer_id = c.id LEFT JOIN customers c2 ON c2.score = c.score`,
+	// RIGHT JOIN
+	`SELECT c.id AS cid, o.id AS oid, o.amount AS amount FROM orders o RIGHT JOIN customers c ON o.customer_id = c.id`,
 }
 
 func seeds(t *testing.T) []int64 {
@@ -186,6 +191,18 @@ func (o *oracle) run() int {
 	for i := 0; i < 30; i++ { // the snapshot's rows
 		o.randomChange()
 	}
+	// The topics exist before the connector runs: one whose table is empty
+	// at the snapshot would otherwise appear only with its first change.
+	cl0, err := kgo.NewClient(kgo.SeedBrokers(o.w.Brokers...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tb := range []string{"customers", "orders", "sentinel"} {
+		if _, err := kadm.NewClient(cl0).CreateTopic(o.ctx, 1, -1, nil, o.topic(tb)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl0.Close()
 	name := o.db
 	if _, err := o.w.Herder.CreateConnector(o.ctx, name, map[string]string{
 		"connector.class":   "io.debezium.connector.postgresql.PostgresConnector",
@@ -203,12 +220,13 @@ func (o *oracle) run() int {
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
 	for _, tb := range []string{"customers", "orders", "sentinel"} {
+		deadline := time.Now().Add(60 * time.Second)
 		for {
 			td, err := adm.ListTopics(o.ctx, o.topic(tb))
 			if err == nil && td.Has(o.topic(tb)) && td[o.topic(tb)].Err == nil {
 				break
 			}
-			if o.ctx.Err() != nil {
+			if o.ctx.Err() != nil || time.Now().After(deadline) {
 				t.Fatalf("seed %d: topic %s never appeared", o.seed, o.topic(tb))
 			}
 			time.Sleep(100 * time.Millisecond)
