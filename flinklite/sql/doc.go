@@ -33,7 +33,13 @@
 //   - Rows are flinklite/job rows: integers int64, decimals exact
 //     job.Decimal (Kafka Connect Decimal, Debezium VariableScaleDecimal),
 //     arithmetic exact (int64 overflow becomes a Decimal), as in the JSON
-//     job specs; NULL is nil with SQL's three-valued logic.
+//     job specs; NULL is nil with SQL's three-valued logic. Strings
+//     compare by their bytes (Flink's binary order, not a database's
+//     linguistic collation). Temporal columns are what Debezium writes
+//     (io.debezium.time.Date an int of days, MicroTimestamp an int of µs,
+//     ZonedTimestamp an ISO-8601 string): no temporal types or functions
+//     yet. Comparing values of different kinds fails the job, as
+//     PostgreSQL's type error.
 //   - Inner and LEFT (and RIGHT, as a swapped LEFT) joins on a conjunction
 //     of equalities are regular joins with retractions: each side's rows
 //     are kept by join key; a NULL join key matches nothing.

@@ -212,7 +212,16 @@ func (o *oracle) run() int {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	defer o.w.Herder.DeleteConnector(context.Background(), name)
+	defer func() {
+		// free the replication slot (the test server has 20) for the next seeds
+		_ = o.w.Herder.DeleteConnector(context.Background(), name)
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			if _, err := o.conn.Exec(context.Background(), "SELECT pg_drop_replication_slot('sql_"+o.db+"')"); err == nil {
+				return
+			}
+		}
+		t.Logf("seed %d: replication slot sql_%s not dropped", o.seed, o.db)
+	}()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(o.w.Brokers...))
 	if err != nil {
 		t.Fatal(err)
