@@ -44,7 +44,8 @@
 //     of equalities are regular joins with retractions: each side's rows
 //     are kept by join key; a NULL join key matches nothing.
 //   - GROUP BY keeps per group the row count and an accumulator per
-//     aggregate: COUNT(*), COUNT(x) (non-NULL x), SUM and AVG (sum and
+//     aggregate: COUNT(*), COUNT(x) (non-NULL x), COUNT(DISTINCT x) (a
+//     multiset of the values), SUM and AVG (sum and
 //     count of non-NULL x: NULL over no rows), MIN and MAX (a multiset of
 //     the values, so a retracted extremum falls back to the next one).
 //     A group that loses its last row is deleted; a query without GROUP BY
@@ -74,8 +75,9 @@
 //
 // Unsupported syntax is an *Error with the line and column of the clause
 // and what is unsupported (never a silently different result): subqueries,
-// UNION, DISTINCT, ORDER BY/LIMIT, window functions, COUNT(DISTINCT),
-// FULL JOIN, joins without an equality ON, NATURAL/USING, LIKE, functions
+// UNION, SELECT DISTINCT, ORDER BY/LIMIT, window functions, DISTINCT in
+// aggregates other than COUNT, FULL JOIN, joins without an equality ON,
+// NATURAL/USING, LIKE, functions
 // other than COALESCE, NULLIF, ABS, ROUND, LOWER, UPPER, and / of
 // non-integers (at run time: the job fails).
 package sql

@@ -69,7 +69,7 @@ func (a *aggScope) aggregate() *aggScope { return a }
 
 // aggSpec is one aggregate call.
 type aggSpec struct {
-	fn   string // count, sum, avg, min, max
+	fn   string // count, count_distinct, sum, avg, min, max
 	star bool   // COUNT(*)
 	arg  *expr
 	text string
@@ -152,20 +152,23 @@ func (c *compiler) aggCall(x *ast.AggregateFuncExpr, a *aggScope) (*expr, error)
 	default:
 		return nil, c.errAt(pos, "unsupported aggregate function %s (supported: COUNT, SUM, AVG, MIN, MAX)", strings.ToUpper(x.F))
 	}
-	if x.Distinct {
-		return nil, c.errAt(pos, "unsupported: %s(DISTINCT …)", strings.ToUpper(fn))
+	if x.Distinct && fn != "count" {
+		return nil, c.errAt(pos, "unsupported: %s(DISTINCT …) (COUNT(DISTINCT x) is supported)", strings.ToUpper(fn))
 	}
 	if len(x.Args) != 1 || x.Order != nil {
 		return nil, c.errAt(pos, "%s takes one argument", strings.ToUpper(fn))
 	}
 	spec := &aggSpec{fn: fn, text: restore(x)}
+	if x.Distinct {
+		spec.fn = "count_distinct"
+	}
 	for i, prev := range a.aggs { // the same call twice: one accumulator
 		if prev.text == spec.text {
 			idx := len(a.groups) + i
 			return &expr{text: spec.text, key: spec.text, slots: map[int]bool{}, groupRef: -1, eval: func(x *evalCtx) any { return x.vals[idx] }}, nil
 		}
 	}
-	if v, ok := x.Args[0].(ast.ValueExpr); ok && fn == "count" && v.GetValue() != nil {
+	if v, ok := x.Args[0].(ast.ValueExpr); ok && fn == "count" && !x.Distinct && v.GetValue() != nil {
 		spec.star = true // COUNT(*) (the parser's 1) or COUNT(constant)
 	} else {
 		arg, err := c.expr(x.Args[0], a.rowScope)

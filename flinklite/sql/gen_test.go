@@ -168,7 +168,9 @@ func (g *gen) pred(depth int) string {
 }
 
 func (g *gen) aggregate() string {
-	switch g.r.Intn(7) {
+	switch g.r.Intn(8) {
+	case 7:
+		return fmt.Sprintf("COUNT(DISTINCT %s)", g.value(1))
 	case 0:
 		return "COUNT(*)"
 	case 1:

@@ -551,6 +551,8 @@ func newAcc(fn string) acc {
 	switch fn {
 	case "count":
 		return &countAcc{}
+	case "count_distinct":
+		return &distinctAcc{values: map[string]int64{}}
 	case "sum":
 		return &sumAcc{}
 	case "avg":
@@ -578,6 +580,32 @@ func (c *countAcc) update(v any, retract bool) error {
 	return nil
 }
 func (c *countAcc) result() any { return c.n }
+
+// distinctAcc is COUNT(DISTINCT x): a multiset of the non-NULL values.
+type distinctAcc struct{ values map[string]int64 }
+
+func (d *distinctAcc) update(v any, retract bool) error {
+	if v == nil {
+		return nil
+	}
+	k := string(appendKey(nil, v))
+	if retract {
+		n, ok := d.values[k]
+		if !ok {
+			return fmt.Errorf("retraction of %v, which is not in the group", v)
+		}
+		if n == 1 {
+			delete(d.values, k)
+		} else {
+			d.values[k] = n - 1
+		}
+		return nil
+	}
+	d.values[k]++
+	return nil
+}
+
+func (d *distinctAcc) result() any { return int64(len(d.values)) }
 
 // sumAcc is SUM (or AVG) of the non-NULL values: NULL when there are none.
 // While every value is an int64, or a Decimal of one scale whose unscaled

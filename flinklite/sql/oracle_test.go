@@ -36,7 +36,7 @@ import (
 var oracleQueries = []string{
 	// GROUP BY with HAVING, every aggregate, NULLs
 	`SELECT status AS status, COUNT(*) AS n, COUNT(amount) AS na, SUM(amount) AS total, MIN(amount) AS lo, MAX(amount) AS hi,
-	        ROUND(AVG(amount), 2) AS mean
+	        ROUND(AVG(amount), 2) AS mean, COUNT(DISTINCT customer_id) AS customers
 	 FROM orders WHERE customer_id IS NOT NULL OR amount > 50 GROUP BY status HAVING COUNT(*) > 1`,
 	// inner join with expressions
 	`SELECT o.id AS oid, c.id AS cid, o.amount * 2 - 1 AS x, c.region AS region,
