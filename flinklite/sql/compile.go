@@ -47,6 +47,8 @@ type Query struct {
 
 	slots []slot
 	plan  *planNode
+	// branches are the queries of a UNION ALL (plan is nil).
+	branches []*Query
 }
 
 // Topics are the source topics the query reads.
@@ -116,14 +118,64 @@ func Compile(text string, tables Tables) (*Query, error) {
 	default:
 		return nil, c.errAt(stmt.OriginTextPosition(), "unsupported statement %T (supported: SELECT, CREATE TABLE … AS SELECT, INSERT INTO … SELECT, EXPLAIN)", stmt)
 	}
+	if u, ok := sel.(*ast.SetOprStmt); ok {
+		if err := c.unionAll(q, u); err != nil {
+			return nil, err
+		}
+		return q, nil
+	}
 	s, ok := sel.(*ast.SelectStmt)
 	if !ok {
-		return nil, c.errAt(stmt.OriginTextPosition(), "unsupported: %s (UNION and other set operations)", describe(sel))
+		return nil, c.errAt(stmt.OriginTextPosition(), "unsupported: %s", describe(sel))
 	}
 	if err := c.selectStmt(q, s); err != nil {
 		return nil, err
 	}
 	return q, nil
+}
+
+// unionAll plans SELECT … UNION ALL SELECT …: each branch is a query of
+// its own; the result's key is the branch's index and the branch's key
+// ({"union":1,"key":{"status":"new"}}), so the branches' rows never
+// collide.
+func (c *compiler) unionAll(q *Query, u *ast.SetOprStmt) error {
+	pos := u.OriginTextPosition()
+	if u.OrderBy != nil || u.Limit != nil || u.With != nil || u.SelectList.OrderBy != nil || u.SelectList.Limit != nil {
+		return c.errAt(pos, "unsupported: ORDER BY, LIMIT or WITH on a UNION")
+	}
+	for i, n := range u.SelectList.Selects {
+		s, ok := n.(*ast.SelectStmt)
+		if !ok {
+			return c.errAt(pos, "unsupported: a parenthesized set operation inside UNION ALL")
+		}
+		bpos := s.OriginTextPosition()
+		if len(s.Fields.Fields) > 0 && s.Fields.Fields[0].Expr != nil {
+			bpos = s.Fields.Fields[0].Expr.OriginTextPosition() // the branch's first column
+		}
+		if i > 0 && (s.AfterSetOperator == nil || *s.AfterSetOperator != ast.UnionAll) {
+			op := "UNION"
+			if s.AfterSetOperator != nil {
+				op = s.AfterSetOperator.String()
+			}
+			return c.errAt(bpos, "unsupported: %s (only UNION ALL: UNION's deduplication is not supported yet)", strings.ToUpper(op))
+		}
+		bc := &compiler{src: c.src, tables: c.tables}
+		b := &Query{SQL: q.SQL}
+		if err := bc.selectStmt(b, s); err != nil {
+			return err
+		}
+		if i > 0 {
+			if len(b.Columns) != len(q.branches[0].Columns) {
+				return c.errAt(bpos, "UNION ALL branch %d has %d columns, the first has %d", i+1, len(b.Columns), len(q.branches[0].Columns))
+			}
+			b.Columns = q.branches[0].Columns // the first branch names the columns
+		}
+		q.branches = append(q.branches, b)
+		q.slots = append(q.slots, b.slots...)
+	}
+	q.Columns = q.branches[0].Columns
+	q.KeyColumns = []string{"union", "key"}
+	return nil
 }
 
 func tableName(t *ast.TableName) string {

@@ -51,6 +51,9 @@
 //     A group that loses its last row is deleted; a query without GROUP BY
 //     has its one row always (COUNT 0, SUM NULL), as SQL. AVG is Flink's:
 //     exact, rounded half up to scale max(6, the sum's scale).
+//   - UNION ALL runs each branch as a query of its own (the first names
+//     the columns); a result row's key is its branch's index and key
+//     ({"union":1,"key":{"region":"north"}}).
 //   - Result: the upsert topic's key is the JSON of the result's unique
 //     key: the GROUP BY columns ({"region":"north"}), or for a query
 //     without GROUP BY the record keys of its sources (the source's key,
@@ -75,7 +78,7 @@
 //
 // Unsupported syntax is an *Error with the line and column of the clause
 // and what is unsupported (never a silently different result): subqueries,
-// UNION, SELECT DISTINCT, ORDER BY/LIMIT, window functions, DISTINCT in
+// UNION without ALL, SELECT DISTINCT, ORDER BY/LIMIT, window functions, DISTINCT in
 // aggregates other than COUNT, FULL JOIN, joins without an equality ON,
 // NATURAL/USING, LIKE, functions
 // other than COALESCE, NULLIF, ABS, ROUND, LOWER, UPPER, and / of

@@ -13,6 +13,13 @@ func (q *Query) Plan() string {
 	} else {
 		fmt.Fprintf(&b, "Changelog(key=[%s], columns=[%s])\n", strings.Join(q.KeyColumns, ", "), strings.Join(q.Columns, ", "))
 	}
+	if q.branches != nil {
+		b.WriteString("  UnionAll(key=[branch, branch key])\n")
+		for _, br := range q.branches {
+			br.explain(&b, br.plan, 2)
+		}
+		return b.String()
+	}
 	q.explain(&b, q.plan, 1)
 	return b.String()
 }

@@ -38,11 +38,19 @@ type Pipeline struct {
 	// reuse are per-slot change buffers when no operator keeps a change
 	// (no join).
 	reuse []change
+	// subs are the branches of a UNION ALL.
+	subs []*Pipeline
 }
 
 // NewPipeline builds q's operators.
 func (q *Query) NewPipeline() *Pipeline {
 	p := &Pipeline{q: q, entries: map[int][]operator{}, sink: &upsertSink{pending: map[string]int{}}}
+	if q.branches != nil {
+		for _, b := range q.branches {
+			p.subs = append(p.subs, b.NewPipeline())
+		}
+		return p
+	}
 	var root operator
 	switch q.plan.kind {
 	case "project":
@@ -88,6 +96,11 @@ func (p *Pipeline) build(n *planNode, out operator) {
 // Start emits the rows a query has before any input: the one row of an
 // aggregate without GROUP BY (COUNT 0, SUM NULL).
 func (p *Pipeline) Start() error {
+	for _, s := range p.subs {
+		if err := s.Start(); err != nil {
+			return err
+		}
+	}
 	if p.global != nil {
 		return p.global.touch("", nil)
 	}
@@ -97,6 +110,14 @@ func (p *Pipeline) Start() error {
 // Push applies one change of a source topic: the row (column → value)
 // of the record key keyJSON, inserted or retracted.
 func (p *Pipeline) Push(topic, keyJSON string, row map[string]any, retract bool) error {
+	for _, s := range p.subs {
+		if err := s.Push(topic, keyJSON, row, retract); err != nil {
+			return err
+		}
+	}
+	if p.subs != nil {
+		return nil
+	}
 	for i, s := range p.q.slots {
 		if s.topic != topic {
 			continue
@@ -123,6 +144,21 @@ func (p *Pipeline) Push(topic, keyJSON string, row map[string]any, retract bool)
 // aggregate are computed here, once per batch however many of their rows
 // changed; an error is one of evaluating them (HAVING, the SELECT list).
 func (p *Pipeline) Drain() ([]Output, error) {
+	if p.subs != nil {
+		var all []Output
+		for i, s := range p.subs {
+			outs, err := s.Drain()
+			if err != nil {
+				return nil, err
+			}
+			for _, o := range outs {
+				k := fmt.Appendf(nil, `{"union":%d,"key":`, i)
+				o.Key = append(append(k, o.Key...), '}')
+				all = append(all, o)
+			}
+		}
+		return all, nil
+	}
 	if p.agg != nil {
 		if err := p.agg.flush(); err != nil {
 			return nil, err

@@ -61,6 +61,10 @@ var oracleQueries = []string{
 	 FROM orders o JOIN customers c ON o.customer_id = c.id LEFT JOIN customers c2 ON c2.score = c.score`,
 	// RIGHT JOIN
 	`SELECT c.id AS cid, o.id AS oid, o.amount AS amount FROM orders o RIGHT JOIN customers c ON o.customer_id = c.id`,
+	// UNION ALL of a projection and of two aggregates over different tables
+	`SELECT o.id AS k, o.amount AS v FROM orders o WHERE o.amount > 50
+	 UNION ALL SELECT c.id, c.score FROM customers c
+	 UNION ALL SELECT COUNT(*), SUM(amount) FROM orders GROUP BY status`,
 }
 
 func seeds(t *testing.T) []int64 {

@@ -114,6 +114,34 @@ func TestCountDistinct(t *testing.T) {
 	check(t, out, `{} => {"n":1,"c":1}`)
 }
 
+func TestUnionAll(t *testing.T) {
+	q := mustCompile(t, "CREATE TABLE u AS SELECT status AS s, COUNT(*) AS n FROM orders GROUP BY status UNION ALL SELECT region, COUNT(*) FROM customers GROUP BY region")
+	if len(q.Topics()) != 2 || strings.Join(q.Columns, ",") != "s,n" {
+		t.Fatalf("topics %v columns %v", q.Topics(), q.Columns)
+	}
+	p := q.NewPipeline()
+	out := table{}
+	for _, c := range []struct {
+		topic, key string
+		row        map[string]any
+		retract    bool
+	}{
+		{"pg.public.orders", "1", map[string]any{"status": "new"}, false},
+		{"pg.public.customers", "1", map[string]any{"region": "new"}, false},
+		{"pg.public.customers", "2", map[string]any{"region": "new"}, false},
+		{"pg.public.orders", "1", map[string]any{"status": "new"}, true},
+	} {
+		if err := p.Push(c.topic, c.key, c.row, c.retract); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out.drain(t, p)
+	check(t, out, `{"union":1,"key":{"region":"new"}} => {"s":"new","n":2}`)
+	if !strings.Contains(q.Plan(), "UnionAll") {
+		t.Fatal(q.Plan())
+	}
+}
+
 func TestGlobalAggregateHasOneRow(t *testing.T) {
 	q := mustCompile(t, "INSERT INTO c SELECT COUNT(*) AS n, SUM(amount) AS s FROM orders")
 	p := q.NewPipeline()
@@ -205,7 +233,8 @@ func TestUnsupportedHasLineAndColumn(t *testing.T) {
 		{"SELECT a FROM orders o JOIN customers c ON o.x < c.y", 1, 44, "join condition"},
 		{"SELECT a FROM orders o JOIN customers c ON o.x = c.y", 1, 8, "must be qualified"},
 		{"SELECT o.a, COUNT(*) FROM orders o GROUP BY o.b", 1, 8, "GROUP BY"},
-		{"SELECT a FROM orders UNION ALL SELECT a FROM customers", 1, 1, "UNION"},
+		{"SELECT a FROM orders UNION SELECT a FROM customers", 1, 35, "only UNION ALL"},
+		{"SELECT a FROM orders UNION ALL SELECT a, b FROM customers", 1, 39, "2 columns"},
 		{"SELECT ROW_NUMBER() OVER (ORDER BY a) FROM orders", 1, 8, "window function"},
 		{"SELECT a FROM orders WHERE a LIKE 'x%'", 1, 28, "LIKE"},
 		{"SELECT a FROM (SELECT a FROM orders) t", 1, 1, "subquery"},
