@@ -624,20 +624,21 @@ func (d *distinctAcc) update(v any, retract bool) error {
 	if v == nil {
 		return nil
 	}
-	k := string(appendKey(nil, v))
+	var buf [32]byte
+	kb := appendKey(buf[:0], v)
 	if retract {
-		n, ok := d.values[k]
+		n, ok := d.values[string(kb)]
 		if !ok {
 			return fmt.Errorf("retraction of %v, which is not in the group", v)
 		}
 		if n == 1 {
-			delete(d.values, k)
+			delete(d.values, string(kb))
 		} else {
-			d.values[k] = n - 1
+			d.values[string(kb)] = n - 1
 		}
 		return nil
 	}
-	d.values[k]++
+	d.values[string(kb)]++
 	return nil
 }
 
@@ -753,14 +754,15 @@ func (e *extremumAcc) update(v any, retract bool) error {
 	if v == nil {
 		return nil
 	}
-	k := string(appendKey(nil, v))
-	c := e.values[k]
+	var buf [32]byte
+	kb := appendKey(buf[:0], v)
+	c := e.values[string(kb)] // no allocation for a lookup
 	if retract {
 		if c == nil {
 			return fmt.Errorf("retraction of %v, which is not in the group", v)
 		}
 		if c.n--; c.n == 0 {
-			delete(e.values, k)
+			delete(e.values, string(kb))
 			if e.best == c {
 				e.best = nil
 			}
@@ -769,7 +771,7 @@ func (e *extremumAcc) update(v any, retract bool) error {
 	}
 	if c == nil {
 		c = &counted{v: v}
-		e.values[k] = c
+		e.values[string(kb)] = c
 		if e.best != nil {
 			n, ok := job.Compare(v, e.best.v)
 			if !ok {
