@@ -38,6 +38,9 @@ type ChangeMeta struct {
 	SourceTs time.Time
 	// Timestamp is the Kafka record timestamp of the change event.
 	Timestamp time.Time
+	// Key is the change event's record key (the primary key columns, in
+	// the converter's format), for a decoder that keys its rows by it.
+	Key []byte
 }
 
 // RowDecoder turns one row image (Debezium's before or after struct) into
@@ -105,7 +108,7 @@ func (d *debeziumOp[T]) process(e element[Message]) error {
 		return nil // schema change, heartbeat or transaction metadata event
 	}
 	op, _ := env.Get("op").(string)
-	meta := ChangeMeta{Topic: m.Topic, Op: op, Timestamp: m.Timestamp}
+	meta := ChangeMeta{Topic: m.Topic, Op: op, Timestamp: m.Timestamp, Key: m.Key}
 	if src, ok := env.Get("source").(*connect.Struct); ok {
 		if ts, ok := src.Get("ts_ms").(int64); ok {
 			meta.SourceTs = time.UnixMilli(ts).UTC()

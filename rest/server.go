@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/connectd/connectd/connect"
@@ -40,6 +41,9 @@ type Server struct {
 	tls *tls.Config
 	// forward sends requests to other workers (forward.go).
 	forward *http.Client
+	// sql holds the SQL jobs (sql.go), made on first use.
+	sql     *sqlJobs
+	sqlOnce sync.Once
 }
 
 // ErrorBody is Kafka Connect's error response.
@@ -105,6 +109,7 @@ func New(w *runtime.Worker, plugins *connect.Plugins) (*Server, error) {
 	e.PUT("/admin/loggers/:logger", s.setLogger)
 	s.routeObservability(e)
 	s.routeJobs(e)
+	s.routeSQL(e)
 	return s, nil
 }
 
@@ -159,7 +164,11 @@ func (s *Server) Serve() error {
 }
 
 // Shutdown stops accepting requests and waits for in-flight ones.
-func (s *Server) Shutdown(ctx context.Context) error { return s.e.Shutdown(ctx) }
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.e.Shutdown(ctx)
+	s.stopSQLJobs()
+	return err
+}
 
 func (s *Server) errorHandler(err error, c echo.Context) {
 	if c.Response().Committed {

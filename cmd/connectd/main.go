@@ -49,12 +49,14 @@ func main() {
 		err = status(args)
 	case "verify":
 		err = verify(args)
+	case "sql":
+		err = sqlCmd(args, os.Stdout)
 	case "help":
 		err = flag.ErrHelp
 	case "version":
 		fmt.Printf("connectd %s (Kafka Connect REST API %s)\n", rest.Commit, rest.Version)
 	default:
-		err = fmt.Errorf("unknown command %q (want run, topics, status, verify, version, help)", cmd)
+		err = fmt.Errorf("unknown command %q (want run, topics, status, verify, sql, version, help)", cmd)
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		// The flag set printed its flags; name the other commands.
@@ -78,6 +80,7 @@ const usage = `commands (the pages are in the repository's docs/ folder):
   connectd status [--url http://host:8083]                                      docs/worker.md#commands
   connectd verify CONNECTOR [--against topic|SINK_CONNECTOR] [--table T]... [--rounds N] [--buckets N] [--json] [--url http://host:8083]
                                                                                 docs/operations.md#did-the-pipeline-lose-anything-connectd-verify
+  connectd sql -f FILE.sql | -e 'STATEMENT' [--url http://host:8083]           docs/stream-processing.md#streaming-sql
   connectd version
   connectd help
 Connectors, sinks and transforms: docs/reference/README.md; the REST API: docs/rest-api.md.
@@ -89,6 +92,7 @@ var commandPages = map[string]string{
 	"topics tail": "docs/worker.md#commands",
 	"status":      "docs/worker.md#commands",
 	"verify":      "docs/operations.md#did-the-pipeline-lose-anything-connectd-verify",
+	"sql":         "docs/stream-processing.md#streaming-sql",
 }
 
 func workerFlags(name string) (*flag.FlagSet, *string, *multiFlag) {
