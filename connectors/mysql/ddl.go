@@ -388,9 +388,10 @@ func restoreDefault(e ast.ExprNode) (string, bool) {
 		s = "NULL"
 	}
 	if strings.HasPrefix(s, "x'") || strings.HasPrefix(s, "X'") {
-		// a hex literal DEFAULT X'FF…': Debezium's parser has a default
-		// without an expression (mariadiff seed 57)
-		s = "NULL"
+		// a hex literal DEFAULT X'FF…': Debezium's parser takes no default
+		// from it (no expression, seed 57; hasDefaultValue false on a NOT
+		// NULL column, seed 113), as if the column had no DEFAULT
+		return "", false
 	}
 	return debeziumDefault(s), true
 }
@@ -452,6 +453,12 @@ func debeziumDefault(s string) string {
 	if currentTimestamp.MatchString(s) {
 		return "1970-01-01 00:00:00"
 	}
+	if strings.HasPrefix(s, "(") && strings.HasSuffix(s, ")") {
+		// an expression default, DEFAULT (2 * 21): Debezium's parser
+		// (DefaultValueParserListener) has a default without an
+		// expression, as for NULL (mariadiff seed 65)
+		return "NULL"
+	}
 	if m := bitLiteral.FindStringSubmatch(s); m != nil {
 		// a BIT default b'101': its digits, as Debezium's parser has them
 		return m[1]
@@ -507,7 +514,12 @@ func columnOf(cd *ast.ColumnDef) column {
 			c.dataType = "varchar"
 		}
 	case pmysql.TypeJSON:
-		c.dataType = "longtext" // MariaDB: JSON is LONGTEXT with a check
+		// Debezium's DDL parser types a column declared JSON in the DDL
+		// text JSON (java.sql.Types.OTHER, io.debezium.data.Json, no
+		// character set), though MariaDB stores it as LONGTEXT utf8mb4 and
+		// a snapshot (SHOW CREATE TABLE) sees LONGTEXT (mariadiff seeds 61,
+		// 76). The text is UTF-8 whatever the table's default.
+		c.dataType = "json"
 	}
 	c.TypeName = c.dataType
 	c.unsigned = pmysql.HasUnsignedFlag(ft.GetFlag())

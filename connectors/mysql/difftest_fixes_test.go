@@ -339,3 +339,139 @@ func TestDifftestFindingsRound2(t *testing.T) {
 		t.Errorf("TRUNCATE offset %v, want a DDL's (event 1, no row)", tr.SourceOffset)
 	}
 }
+
+// TestDifftestFindingsRound3: a JSON column of a table created while
+// streaming is Debezium's JSON (typeName JSON, jdbcType OTHER, no charset,
+// io.debezium.data.Json, its text UTF-8 in a latin1 table; mariadiff seeds
+// 61, 76), and DEFAULT (expression), in the snapshot and in DDL read while
+// streaming (which the TiDB parser alone refused: seed 4), has a default
+// without an expression (seed 65).
+func TestDifftestFindingsRound3(t *testing.T) {
+	m := testenv.MariaDBT(t)
+	ctx := context.Background()
+	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE seed (id INT PRIMARY KEY, e INT NOT NULL DEFAULT (2 * 21), h VARBINARY(4) DEFAULT X'0102', f VARBINARY(4) DEFAULT X'01FF');\nINSERT INTO seed (id) VALUES (1);\n"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := baseConfig(m)
+	task := startTask(t, cfg, nil)
+	snap := pollUntil(t, task, func(rs []*connect.SourceRecord) bool {
+		return len(rs) > 0 && snapshotMarker(rs[len(rs)-1]) == snapLast
+	})
+	var seedRow *connect.SourceRecord
+	for _, r := range snap {
+		if r.Topic == "dbserver1.inventory.seed" {
+			seedRow = r
+		}
+	}
+	if seedRow == nil {
+		t.Fatal("no snapshot record of inventory.seed")
+	}
+	if v := seedRow.Value.(*connect.Struct).Get("after").(*connect.Struct).Get("e"); v != int32(42) {
+		t.Errorf("seed.e %v, want 42", v)
+	}
+	if d := seedRow.ValueSchema.Field("after").Schema.Field("e").Schema.Default; d != nil {
+		t.Errorf("DEFAULT (2 * 21) in the snapshot: schema default %#v, want none", d)
+	}
+	// information_schema prints X'0102' exactly (the bytes are valid UTF-8
+	// without escapes: seed 113), X'01FF' as '\x01?' (not the bytes)
+	if d, ok := seedRow.ValueSchema.Field("after").Schema.Field("h").Schema.Default.([]byte); !ok || string(d) != "\x01\x02" {
+		t.Errorf("VARBINARY DEFAULT X'0102': schema default %#v, want the bytes 01 02", seedRow.ValueSchema.Field("after").Schema.Field("h").Schema.Default)
+	}
+	if d := seedRow.ValueSchema.Field("after").Schema.Field("f").Schema.Default; d != nil {
+		t.Errorf("VARBINARY DEFAULT X'01FF': schema default %#v, want none (information_schema prints it as '\x01?')", d)
+	}
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE j (id INT PRIMARY KEY, doc JSON NOT NULL, x INT DEFAULT (2 * 21)) DEFAULT CHARSET=latin1;\n"+
+		"ALTER TABLE j ADD COLUMN y INT NOT NULL DEFAULT (1 + (2 * 3)) AFTER x;\n"+
+		"INSERT INTO j (id, doc) VALUES (1, '{\"k\": \"😀 é\"}');\n"); err != nil {
+		t.Fatal(err)
+	}
+	rs := pollUntil(t, task, func(rs []*connect.SourceRecord) bool { return len(rs) >= 3 })
+	if len(rs) != 3 {
+		t.Fatalf("%d records, want 3: the CREATE, the ALTER and the insert", len(rs))
+	}
+	cols := func(r *connect.SourceRecord) []any {
+		return r.Value.(*connect.Struct).Get("tableChanges").([]any)[0].(*connect.Struct).Get("table").(*connect.Struct).Get("columns").([]any)
+	}
+	doc := cols(rs[0])[1].(*connect.Struct)
+	if doc.Get("typeName") != "JSON" || doc.Get("typeExpression") != "JSON" || doc.Get("jdbcType") != int32(1111) || doc.Get("charsetName") != nil {
+		t.Errorf("JSON column %v, want typeName JSON, jdbcType 1111, no charsetName", doc)
+	}
+	for i, r := range rs[:2] {
+		x := cols(r)[2].(*connect.Struct)
+		if x.Get("defaultValueExpression") != nil {
+			t.Errorf("record %d: x DEFAULT (2 * 21): defaultValueExpression %v, want none", i, x.Get("defaultValueExpression"))
+		}
+	}
+	if y := cols(rs[1])[3].(*connect.Struct); y.Get("name") != "y" || y.Get("defaultValueExpression") != nil {
+		t.Errorf("ALTER … ADD y DEFAULT (1 + (2 * 3)): %v, want y with no default expression", y)
+	}
+	ins := rs[2]
+	after := ins.Value.(*connect.Struct).Get("after").(*connect.Struct)
+	if f := ins.ValueSchema.Field("after").Schema.Field("doc").Schema; f.Name != "io.debezium.data.Json" || f.Version != 1 {
+		t.Errorf("doc schema %s v%d, want io.debezium.data.Json v1", f.Name, f.Version)
+	}
+	if v := after.Get("doc"); v != `{"k": "😀 é"}` {
+		t.Errorf("doc %q, want the JSON text as written", v)
+	}
+	if v := after.Get("y"); v != int32(7) {
+		t.Errorf("y %v, want 7", v)
+	}
+}
+
+// TestExcludedKeyColumnStaysInKey: a key column that column.exclude.list
+// leaves out of the value is still in the key, as Debezium builds the key
+// from the table's key columns unfiltered, both a primary key column and a
+// message.key.columns column (mariadiff seed 61).
+func TestExcludedKeyColumnStaysInKey(t *testing.T) {
+	m := testenv.MariaDBT(t)
+	ctx := context.Background()
+	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE k (u BINARY(4) NOT NULL DEFAULT '', n INT);\nINSERT INTO k VALUES (X'DEADBEEF', 1), ('', 2);\n"+
+		"CREATE TABLE p (id INT PRIMARY KEY, v INT);\nINSERT INTO p VALUES (7, 1);\n"+
+		"CREATE TABLE q (id INT PRIMARY KEY, c INT);\n"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := baseConfig(m)
+	cfg[KeyColumnExcludeList] = `inventory\.k\.u,inventory\.p\.id`
+	cfg[KeyMessageKeyColumns] = "inventory.k:u;inventory.q:c"
+	task := startTask(t, cfg, nil)
+	snap := pollUntil(t, task, func(rs []*connect.SourceRecord) bool {
+		return len(rs) > 0 && snapshotMarker(rs[len(rs)-1]) == snapLast
+	})
+	if err := m.Exec(ctx, "inventory", "INSERT INTO k VALUES (X'01020304', 3);\nUPDATE p SET v = 2 WHERE id = 7;\n"+
+		"INSERT INTO q VALUES (1, 10);\nALTER TABLE q CHANGE COLUMN c d INT;\nINSERT INTO q VALUES (2, 20);\n"); err != nil {
+		t.Fatal(err)
+	}
+	// q: keyed by c, then, once no listed column is left, by its primary
+	// key (Debezium's key mapper falls back to it; mariadiff seed 121)
+	rs := append(snap, pollUntil(t, task, func(rs []*connect.SourceRecord) bool { return len(rs) >= 5 })...)
+	var got []string
+	for _, r := range rs {
+		if r.Topic == "dbserver1.inventory.q" {
+			got = append(got, fmt.Sprintf("q %v", r.Key.(*connect.Struct).Schema.Fields[0].Name))
+			continue
+		}
+		if r.Topic != "dbserver1.inventory.k" && r.Topic != "dbserver1.inventory.p" {
+			continue
+		}
+		k, ok := r.Key.(*connect.Struct)
+		if !ok {
+			t.Fatalf("%s: no key (%v)", r.Topic, r.Key)
+		}
+		after := r.Value.(*connect.Struct).Get("after").(*connect.Struct)
+		if after.Schema.Field("u") != nil || after.Schema.Field("id") != nil {
+			t.Errorf("%s: the excluded column is in the value: %v", r.Topic, after)
+		}
+		got = append(got, fmt.Sprintf("%s %x", r.Topic, k.Values))
+	}
+	want := []string{"dbserver1.inventory.k [deadbeef]", "dbserver1.inventory.k [00000000]", "dbserver1.inventory.p [7]",
+		"dbserver1.inventory.k [01020304]", "dbserver1.inventory.p [7]", "q c", "q id"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("keys\n got %v\nwant %v", got, want)
+	}
+}

@@ -142,3 +142,38 @@ func TestMySQLGTIDStreamTracking(t *testing.T) {
 		}
 	}
 }
+
+// TestShowBinlogStatusFallback: MySQL 8.4 has no SHOW MASTER STATUS (a
+// syntax error, 1064) and reads its position with SHOW BINARY LOG STATUS;
+// MariaDB has only the first. No MySQL server is installable here, so the
+// server is a function answering as each would.
+func TestShowBinlogStatusFallback(t *testing.T) {
+	row := &gmysql.Result{Resultset: &gmysql.Resultset{Values: [][]gmysql.FieldValue{{}}}}
+	for _, tc := range []struct {
+		name    string
+		answers map[string]error // query → its error; absent: not asked
+		want    []string
+		wantErr bool
+	}{
+		{"mariadb", map[string]error{"SHOW MASTER STATUS": nil}, []string{"SHOW MASTER STATUS"}, false},
+		{"mysql 8.4", map[string]error{"SHOW MASTER STATUS": gmysql.NewError(gmysql.ER_PARSE_ERROR, "You have an error in your SQL syntax"), "SHOW BINARY LOG STATUS": nil},
+			[]string{"SHOW MASTER STATUS", "SHOW BINARY LOG STATUS"}, false},
+		{"no privilege", map[string]error{"SHOW MASTER STATUS": gmysql.NewError(gmysql.ER_SPECIFIC_ACCESS_DENIED_ERROR, "Access denied")}, []string{"SHOW MASTER STATUS"}, true},
+	} {
+		var asked []string
+		r, err := showBinlogStatus(func(q string, _ ...any) (*gmysql.Result, error) {
+			asked = append(asked, q)
+			e, ok := tc.answers[q]
+			if !ok {
+				t.Fatalf("%s: asked %q", tc.name, q)
+			}
+			if e != nil {
+				return nil, e
+			}
+			return row, nil
+		})
+		if strings.Join(asked, ";") != strings.Join(tc.want, ";") || (err != nil) != tc.wantErr || (err == nil && r != row) {
+			t.Errorf("%s: asked %v, err %v; want %v, error %v", tc.name, asked, err, tc.want, tc.wantErr)
+		}
+	}
+}

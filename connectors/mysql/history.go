@@ -65,7 +65,7 @@ type jsonColumn struct {
 var jdbcTypes = map[string]int{
 	"tinyint": 5, "smallint": 5, "mediumint": 4, "int": 4, "integer": 4, "bigint": -5, "decimal": 3, "numeric": 2,
 	"float": 6, "double": 8, "real": 8, "char": 1, "varchar": 12, "tinytext": 12, "text": 12, "mediumtext": 12,
-	"longtext": 12, "json": 12, "date": 91, "datetime": 93, "timestamp": 2014, "time": 92, "year": 4, "enum": 1,
+	"longtext": 12, "json": 1111, "date": 91, "datetime": 93, "timestamp": 2014, "time": 92, "year": 4, "enum": 1,
 	"set": 1, "bit": -7, "binary": -2, "varbinary": -3, "tinyblob": 2004, "blob": 2004, "mediumblob": 2004, "longblob": 2004,
 	// spatial types are java.sql.Types.OTHER (mariadb_types_default.jsonl)
 	"geometry": 1111, "point": 1111, "linestring": 1111, "polygon": 1111, "multipoint": 1111, "multilinestring": 1111,

@@ -111,7 +111,7 @@ func (t *Task) startBinlogLag(ctx context.Context, p plan) <-chan struct{} {
 }
 
 func readBinlogDistance(conn *client.Conn, file string, pos int64) (int64, error) {
-	r, err := conn.Execute("SHOW MASTER STATUS")
+	r, err := showBinlogStatus(conn.Execute)
 	if err != nil {
 		return 0, err
 	}

@@ -20,7 +20,18 @@ type tableSchema struct {
 	envelope *connect.Schema
 	cols     []colType // per table column; kUnsupported ones are left out
 	fields   int
-	keyIdx   []int
+	keyIdx   []int // per key field: its index in convert's result
+	// keyOnly are the key columns column.exclude.list leaves out of the
+	// value: Debezium's key still has them (TableSchemaBuilder builds the
+	// key from the table's key columns, unfiltered; mariadiff seed 61).
+	// convert appends their values after the value fields.
+	keyOnly []keyOnlyCol
+}
+
+// keyOnlyCol is a key column that is not a value field.
+type keyOnlyCol struct {
+	idx int // in the table's columns
+	ct  colType
 }
 
 func newTableSchema(prefix string, f flavor, t *table, m valueModes, rules *columns.Rules) *tableSchema {
@@ -28,6 +39,7 @@ func newTableSchema(prefix string, f flavor, t *table, m valueModes, rules *colu
 	vb := connect.StructSchema().Name(ts.topic + ".Value").Optional()
 	fieldOf := make([]int, len(t.cols))
 	keySchemas := make([]*connect.Schema, len(t.cols)) // without column mappers, as Debezium's key
+	unfiltered := make([]colType, len(t.cols))         // before column.exclude.list, for the key
 	for i := range t.cols {
 		c := &t.cols[i]
 		ct := newColType(c, m)
@@ -35,6 +47,7 @@ func newTableSchema(prefix string, f flavor, t *table, m valueModes, rules *colu
 			ct = ct.asTinyIntBool()
 		}
 		keySchemas[i] = ct.schema
+		unfiltered[i] = ct
 		if ct.kind != kUnsupported && rules != nil {
 			if rules.Excluded(t.ID() + "." + c.Name) {
 				ct.kind = kUnsupported
@@ -54,17 +67,29 @@ func newTableSchema(prefix string, f flavor, t *table, m valueModes, rules *colu
 	}
 	ts.value = vb.Build()
 	keyCols := rules.KeyColumns(t.ID()) // message.key.columns, in the order listed (Debezium's capture)
-	if keyCols == nil {
+	if keyCols == nil || !hasAnyColumn(t, keyCols) {
+		// none of the listed columns exists (renamed or dropped since):
+		// the primary key, as Debezium's key mapper falls back to it
+		// (mariadiff seed 121)
 		keyCols = t.PrimaryKey
 	}
 	if len(keyCols) > 0 {
 		kb := connect.StructSchema().Name(ts.topic + ".Key")
 		for _, k := range keyCols {
 			for i, c := range t.cols {
-				if c.Name == k && fieldOf[i] >= 0 {
-					ts.keyIdx = append(ts.keyIdx, fieldOf[i])
-					kb.Field(c.Name, keySchemas[i])
+				if c.Name != k {
+					continue
 				}
+				switch {
+				case fieldOf[i] >= 0:
+					ts.keyIdx = append(ts.keyIdx, fieldOf[i])
+				case unfiltered[i].kind != kUnsupported:
+					ts.keyIdx = append(ts.keyIdx, ts.fields+len(ts.keyOnly))
+					ts.keyOnly = append(ts.keyOnly, keyOnlyCol{idx: i, ct: unfiltered[i]})
+				default:
+					continue
+				}
+				kb.Field(c.Name, keySchemas[i])
 			}
 		}
 		if len(ts.keyIdx) > 0 {
@@ -75,6 +100,18 @@ func newTableSchema(prefix string, f flavor, t *table, m valueModes, rules *colu
 	return ts
 }
 
+// hasAnyColumn: t has a column named one of names.
+func hasAnyColumn(t *table, names []string) bool {
+	for _, n := range names {
+		for i := range t.cols {
+			if t.cols[i].Name == n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // convert converts one row (table column order) with conv, applied to
 // non-null cells; null cells of NOT NULL columns become the default or the
 // type's zero value.
@@ -82,7 +119,7 @@ func (ts *tableSchema) convert(n int, get func(i int) (any, bool), conv func(ct 
 	if n != len(ts.cols) && n != len(ts.cols)+ts.table.hidden {
 		return nil, fmt.Errorf("mysql: %s: row has %d columns, the table model %d (DDL not yet tracked?)", ts.table.ID(), n, len(ts.cols))
 	}
-	out := make([]any, ts.fields)
+	out := make([]any, ts.fields+len(ts.keyOnly))
 	j := 0
 	for i := range ts.cols {
 		ct := &ts.cols[i]
@@ -94,29 +131,49 @@ func (ts *tableSchema) convert(n int, get func(i int) (any, bool), conv func(ct 
 			j++
 			continue
 		}
-		v, null := get(i)
-		if !null {
-			x, err := conv(ct, v)
-			switch {
-			case errors.Is(err, errNoValue):
-				null = true
-			case err != nil:
-				return nil, fmt.Errorf("mysql: %s.%s: %w", ts.table.ID(), ct.col.Name, err)
-			default:
-				out[j] = ct.present(x)
-				if ct.post != nil {
-					out[j] = ct.post(out[j])
-				}
-			}
+		v, err := ts.cell(ct, i, get, conv)
+		if err != nil {
+			return nil, err
 		}
-		if null && !ct.schema.Optional {
-			if ct.schema.Default != nil {
-				out[j] = ct.schema.Default
-			} else {
-				out[j] = ct.fallback
-			}
-		}
+		out[j] = v
 		j++
+	}
+	for _, k := range ts.keyOnly {
+		v, err := ts.cell(&k.ct, k.idx, get, conv)
+		if err != nil {
+			return nil, err
+		}
+		out[j] = v
+		j++
+	}
+	return out, nil
+}
+
+// cell converts column i of a row with ct; a null in a NOT NULL column is
+// the default or the type's zero value.
+func (ts *tableSchema) cell(ct *colType, i int, get func(i int) (any, bool), conv func(ct *colType, v any) (any, error)) (any, error) {
+	var out any
+	v, null := get(i)
+	if !null {
+		x, err := conv(ct, v)
+		switch {
+		case errors.Is(err, errNoValue):
+			null = true
+		case err != nil:
+			return nil, fmt.Errorf("mysql: %s.%s: %w", ts.table.ID(), ct.col.Name, err)
+		default:
+			out = ct.present(x)
+			if ct.post != nil {
+				out = ct.post(out)
+			}
+		}
+	}
+	if null && !ct.schema.Optional {
+		if ct.schema.Default != nil {
+			out = ct.schema.Default
+		} else {
+			out = ct.fallback
+		}
 	}
 	return out, nil
 }

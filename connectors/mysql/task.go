@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-mysql-org/go-mysql/client"
+	gmysql "github.com/go-mysql-org/go-mysql/mysql"
 	"github.com/pingcap/tidb/pkg/parser"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -225,9 +226,23 @@ func (t *Task) checkServer() error {
 	return nil
 }
 
+// showBinlogStatus runs SHOW MASTER STATUS, or SHOW BINARY LOG STATUS
+// where the server has no SHOW MASTER STATUS (MySQL 8.4 removed it;
+// MySQL 8.2+ has the new name, MariaDB and MySQL up to 8.3 the old one),
+// as Debezium's BinlogConnectorConnection picks by server version. The
+// first is tried first; a syntax error (1064) falls back to the second.
+func showBinlogStatus(exec func(q string, args ...any) (*gmysql.Result, error)) (*gmysql.Result, error) {
+	r, err := exec("SHOW MASTER STATUS")
+	var me *gmysql.MyError
+	if errors.As(err, &me) && me.Code == gmysql.ER_PARSE_ERROR {
+		return exec("SHOW BINARY LOG STATUS")
+	}
+	return r, err
+}
+
 // binlogPosition reads the current binlog file/position and GTID set.
 func (t *Task) binlogPosition() (offset, error) {
-	r, err := t.conn.Execute("SHOW MASTER STATUS")
+	r, err := showBinlogStatus(t.conn.Execute)
 	if err != nil {
 		return offset{}, fmt.Errorf("mysql: SHOW MASTER STATUS (needs REPLICATION CLIENT): %w", err)
 	}

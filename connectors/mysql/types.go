@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/connectors/internal/relational"
@@ -168,8 +169,10 @@ func newColType(c *column, m valueModes) colType {
 		}
 	case "double", "real":
 		ct.kind, sb = kDouble, b(connect.Float64)
-	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext", "json":
+	case "char", "varchar", "tinytext", "text", "mediumtext", "longtext":
 		ct.kind, sb = kString, b(connect.String)
+	case "json":
+		ct.kind, sb = kString, b(connect.String).Name("io.debezium.data.Json").Version(1)
 	case "date":
 		if m.time == "connect" {
 			ct.kind, sb = kDate, b(connect.Int32).Name(connect.DateName).Version(1)
@@ -266,12 +269,22 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 	if ct.kind == kYear && !quoted {
 		// a two-digit YEAR DEFAULT is its year, as MariaDB stores it and
 		// Debezium's default converter reads it: 1-69 → 2001-2069,
-		// 70-99 → 1970-1999 (mariadiff seed 50); 0 stays 0 (year-zero)
+		// 70-99 → 1970-1999 (mariadiff seed 50); 0 stays 0 (deviation
+		// debezium-year-zero)
 		if n, err := strconv.Atoi(lit); err == nil && n >= 1 && n <= 99 {
 			if n < 70 {
 				return int32(2000 + n), true
 			}
 			return int32(1900 + n), true
+		}
+	}
+	if ct.kind == kInt64 && ct.col.unsigned {
+		// a BIGINT UNSIGNED DEFAULT beyond int64 under
+		// bigint.unsigned.handling.mode=long: Debezium's default converter
+		// clamps it to Long.MAX_VALUE, where values wrap as the binlog's
+		// long does (mariadiff seeds 12, 14)
+		if n, err := strconv.ParseUint(strings.TrimPrefix(lit, "+"), 10, 64); err == nil && n > math.MaxInt64 {
+			return int64(math.MaxInt64), true
 		}
 	}
 	switch ct.kind {
@@ -296,7 +309,7 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 		// MariaDB prints escaped (X'00FF' → '\0\xFF') Debezium mangles
 		// (the deviation debezium-binary-default): none then, nor for
 		// BINARY(n), whose stored default is padded.
-		if !quoted || ct.col.dataType == "binary" || !plainASCII(lit) {
+		if !quoted || ct.col.dataType == "binary" || !exactBinaryDefault(lit) {
 			return nil, false
 		}
 		return ct.present([]byte(lit)), true
@@ -325,16 +338,16 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 	return nil, false
 }
 
-// plainASCII: s is printable ASCII without a backslash or '?': a binary
-// default information_schema reports exactly (it prints other bytes
-// escaped or, in a utf8 result, as '?': X'FF' → '?', mariadiff seed 73).
-func plainASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '\\' || c == '?' {
-			return false
-		}
-	}
-	return true
+// exactBinaryDefault: a binary column's default as information_schema
+// reports it, s, is its bytes exactly. MariaDB 10.11 prints the bytes of
+// a VARBINARY default as they are where they are valid UTF-8, except \0,
+// \n, \r and \\ (escaped) and ' (doubled), and each byte of an invalid
+// sequence as '?' (X'FF' → '?', mariadiff seed 73; X'01' → '\x01' raw,
+// seed 113). So s without a backslash, a quote or '?' and valid UTF-8 is
+// the default exactly; Debezium's default (from SHOW CREATE TABLE, which
+// prints the same text) is those bytes too.
+func exactBinaryDefault(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsAny(s, "\\'?")
 }
 
 // fromText converts a value as the text protocol returns it (snapshot).

@@ -71,6 +71,51 @@ func (d *Diff) Column() string {
 	return ""
 }
 
+// FieldSchemaName is the Connect schema name ("io.debezium.time.Year")
+// of the after/before field d's path names, read from Debezium's record
+// (connectd's when Debezium has none); "" if there is none. It types a
+// column the generator did not write itself (a CREATE … SELECT).
+func (d *Diff) FieldSchemaName() string {
+	col := ""
+	if m := payloadCol.FindStringSubmatch(d.Path); m != nil {
+		col = m[1]
+	} else if m := schemaCol.FindStringSubmatch(d.Path); m != nil {
+		col = m[1]
+	}
+	r := d.want
+	if r == nil {
+		r = d.got
+	}
+	if col == "" || r == nil {
+		return ""
+	}
+	var v struct {
+		Schema struct {
+			Fields []struct {
+				Field  string `json:"field"`
+				Fields []struct {
+					Field string `json:"field"`
+					Name  string `json:"name"`
+				} `json:"fields"`
+			} `json:"fields"`
+		} `json:"schema"`
+	}
+	if json.Unmarshal([]byte(r.Value), &v) != nil {
+		return ""
+	}
+	for _, f := range v.Schema.Fields {
+		if f.Field != "after" && f.Field != "before" {
+			continue
+		}
+		for _, c := range f.Fields {
+			if c.Field == col {
+				return c.Name
+			}
+		}
+	}
+	return ""
+}
+
 var wallClock = regexp.MustCompile(`"(ts_ms|ts_us|ts_ns|ts_sec)":-?[0-9]+|"version":"[0-9.]+Final"`)
 
 // mask masks wall clocks and the connector version (the reference is
