@@ -3,6 +3,7 @@ package postgres
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -23,7 +24,18 @@ type tableSchema struct {
 	envelope *connect.Schema
 	cols     []colType // per table column; omitted ones have omit set
 	fields   int       // number of value fields (columns not omitted)
-	keyIdx   []int     // value field index of each key column
+	keyIdx   []int     // per key column: its index in convert's result
+	// keyOnly are the key columns column.exclude.list leaves out of the
+	// value: Debezium's key still has them (TableSchemaBuilder builds the
+	// key from the table's key columns, unfiltered). convert appends
+	// their values after the value fields.
+	keyOnly []keyOnlyCol
+}
+
+// keyOnlyCol is a key column that is not a value field.
+type keyOnlyCol struct {
+	idx int // in the table's columns
+	ct  colType
 }
 
 // newTableSchema maps every column with tm. Columns of a type Debezium does
@@ -38,12 +50,16 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 	vb := connect.StructSchema().Name(name + ".Value").Optional()
 	fieldOf := make([]int, len(t.Columns))
 	keySchemas := make([]*connect.Schema, len(t.Columns)) // without column mappers, as Debezium's key
+	excluded := make([]*colType, len(t.Columns))          // before column.exclude.list, for the key
 	for i, c := range t.Columns {
 		ct := tm.column(c)
 		keySchemas[i] = withDoc(ct.schema, c.Comment)
 		if tm.rules != nil && !ct.omit {
 			id := t.Schema + "." + t.Name + "." + c.Name
 			if tm.rules.Excluded(id) {
+				unf := ct
+				unf.schema = keySchemas[i]
+				excluded[i] = &unf
 				ct.omit = true
 			} else {
 				applyColumnRules(tm.rules, t.ID(), c, &ct)
@@ -60,27 +76,43 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 		vb.Field(c.Name, ct.schema)
 	}
 	ts.value = vb.Build()
-	if cols := tm.rules.KeyColumns(t.ID()); cols != nil {
+	addKey := func(kb *connect.SchemaBuilder, i int) {
+		switch {
+		case fieldOf[i] >= 0:
+			ts.keyIdx = append(ts.keyIdx, fieldOf[i])
+		case excluded[i] != nil:
+			ts.keyIdx = append(ts.keyIdx, ts.fields+len(ts.keyOnly))
+			ts.keyOnly = append(ts.keyOnly, keyOnlyCol{idx: i, ct: *excluded[i]})
+		default:
+			return
+		}
+		kb.Field(t.Columns[i].Name, keySchemas[i])
+	}
+	cols := tm.rules.KeyColumns(t.ID())
+	listed := false
+	for _, c := range t.Columns {
+		listed = listed || slices.Contains(cols, c.Name)
+	}
+	if listed {
 		// message.key.columns: the listed columns, in table order.
 		kb := connect.StructSchema().Name(name + ".Key")
 		for i, c := range t.Columns {
-			for _, k := range cols {
-				if c.Name == k && fieldOf[i] >= 0 {
-					ts.keyIdx = append(ts.keyIdx, fieldOf[i])
-					kb.Field(c.Name, keySchemas[i])
-				}
+			if slices.Contains(cols, c.Name) {
+				addKey(kb, i)
 			}
 		}
 		if len(ts.keyIdx) > 0 {
 			ts.key = kb.Build()
 		}
 	} else if len(t.PrimaryKey) > 0 {
+		// the primary key, also when message.key.columns names no column
+		// the table has (left: renamed or dropped), as Debezium's key
+		// mapper falls back to it
 		kb := connect.StructSchema().Name(name + ".Key")
 		for _, k := range t.PrimaryKey {
 			for i, c := range t.Columns {
-				if c.Name == k && fieldOf[i] >= 0 {
-					ts.keyIdx = append(ts.keyIdx, fieldOf[i])
-					kb.Field(c.Name, keySchemas[i])
+				if c.Name == k {
+					addKey(kb, i)
 				}
 			}
 		}
@@ -103,7 +135,7 @@ type cell struct {
 // becomes the column default, else the type's zero value, as Debezium's
 // converters fall back.
 func (ts *tableSchema) convert(cells []cell) ([]any, error) {
-	out := make([]any, ts.fields)
+	out := make([]any, ts.fields+len(ts.keyOnly))
 	if err := ts.convertInto(cells, out); err != nil {
 		return nil, err
 	}
@@ -113,7 +145,7 @@ func (ts *tableSchema) convert(cells []cell) ([]any, error) {
 // convertRow is convert for a row that becomes the value struct of an
 // event (rowOwning), allocated with its values in one object.
 func (ts *tableSchema) convertRow(cells []cell) (*connect.Struct, []any, error) {
-	if ts.fields != len(ts.value.Fields) {
+	if ts.fields != len(ts.value.Fields) || len(ts.keyOnly) > 0 {
 		vals, err := ts.convert(cells)
 		if err != nil {
 			return nil, nil, err
@@ -127,7 +159,8 @@ func (ts *tableSchema) convertRow(cells []cell) (*connect.Struct, []any, error) 
 	return st, st.Values, nil
 }
 
-// convertInto is convert into out (ts.fields values).
+// convertInto is convert into out (ts.fields values, then the keyOnly
+// columns' when out has room for them).
 func (ts *tableSchema) convertInto(cells []cell, out []any) error {
 	if len(cells) != len(ts.cols) {
 		return fmt.Errorf("postgres: %s: row has %d columns, schema has %d", ts.table.ID(), len(cells), len(ts.cols))
@@ -143,35 +176,56 @@ func (ts *tableSchema) convertInto(cells []cell, out []any) error {
 			j++
 			continue
 		}
-		switch {
-		case c.unchanged && ct.unavailable != nil:
-			// the placeholder goes through the column's mappers too
-			// (column.truncate.to.4.chars: "__de"), as in Debezium
-			out[j] = ct.unavailable
-			if ct.post != nil {
-				out[j] = ct.post(ct.unavailable)
-			}
-		case c.null || c.unchanged:
-			if !ct.schema.Optional {
-				if ct.schema.Default != nil {
-					out[j] = ct.schema.Default
-				} else {
-					out[j] = ct.fallback
-				}
-			}
-		default:
-			v, err := ct.fromText(c.text)
-			if err != nil {
-				return fmt.Errorf("postgres: %s.%s: %w", ts.table.ID(), ts.table.Columns[i].Name, err)
-			}
-			if ct.post != nil {
-				v = ct.post(v)
-			}
-			out[j] = v
+		v, err := ts.cellValue(ct, i, c)
+		if err != nil {
+			return err
 		}
+		out[j] = v
+		j++
+	}
+	for _, k := range ts.keyOnly {
+		if j >= len(out) {
+			break
+		}
+		v, err := ts.cellValue(&k.ct, k.idx, cells[k.idx])
+		if err != nil {
+			return err
+		}
+		out[j] = v
 		j++
 	}
 	return nil
+}
+
+// cellValue converts cell c of column i with ct. A NULL (or unchanged
+// TOAST without a placeholder) in a NOT NULL column is the column default,
+// else the type's zero value.
+func (ts *tableSchema) cellValue(ct *colType, i int, c cell) (any, error) {
+	switch {
+	case c.unchanged && ct.unavailable != nil:
+		// the placeholder goes through the column's mappers too
+		// (column.truncate.to.4.chars: "__de"), as in Debezium
+		if ct.post != nil {
+			return ct.post(ct.unavailable), nil
+		}
+		return ct.unavailable, nil
+	case c.null || c.unchanged:
+		if !ct.schema.Optional {
+			if ct.schema.Default != nil {
+				return ct.schema.Default, nil
+			}
+			return ct.fallback, nil
+		}
+		return nil, nil
+	}
+	v, err := ct.fromText(c.text)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %s.%s: %w", ts.table.ID(), ts.table.Columns[i].Name, err)
+	}
+	if ct.post != nil {
+		v = ct.post(v)
+	}
+	return v, nil
 }
 
 func (ts *tableSchema) row(vals []any) *connect.Struct {

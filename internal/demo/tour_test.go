@@ -23,8 +23,9 @@ var tourChecks = []string{
 	`"subject":"avro1.inventory.customers-value"`, // 2. Avro connector, registry
 	"gbailey@foobar.com",                          // 3. JDBC sink table
 	`"purchaser-qty"`,                             // 4. flinklite job
-	"inventory-connector",                         // 5. connectd status
-	"CONSISTENT",                                  // 6. kill -9, then verify
+	`"qty":`,                                      // 5. streaming SQL join + GROUP BY
+	"inventory-connector",                         // 6. connectd status
+	"CONSISTENT",                                  // 7. kill -9, then verify
 }
 
 var runnableRE = regexp.MustCompile("(?s)<!-- runnable -->\n```sh\n(.*?)\n```")
@@ -32,7 +33,7 @@ var runnableRE = regexp.MustCompile("(?s)<!-- runnable -->\n```sh\n(.*?)\n```")
 // TestTour runs every block of README.md marked <!-- runnable --> as it is
 // written, against the demo (real PostgreSQL 15, the real connectd binary,
 // started by the demo as `make demo` does), with only the ports and the env
-// file's path changed to free ones. Block 6 kills connectd with SIGKILL; the
+// file's path changed to free ones. Block 7 kills connectd with SIGKILL; the
 // demo restarts it and connectd verify must find nothing lost.
 func TestTour(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
