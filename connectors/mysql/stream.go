@@ -302,6 +302,13 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 	case otherIgnore:
 		return nil
 	case otherStore:
+		if t.cfg.storeOnlyTables {
+			// CREATE/ALTER/DROP EVENT under
+			// schema.history.internal.store.only.captured.tables.ddl=true:
+			// about no captured table, so Debezium neither stores it nor
+			// emits a schema change event (mariadiff seed 142)
+			return nil
+		}
 	default:
 		var err error
 		if changes, isDDL, err = t.catalog.applyDDL(t.parser, db, q, include, t.dbCharset); err != nil {
