@@ -199,9 +199,11 @@ func (h *relationHistory) partition(id string) map[string]any {
 }
 
 // begin reads how the previous run ended and stores that this one has not
-// (yet) ended cleanly, before the stream queues any record.
+// (yet) ended cleanly, before the stream queues the first record built
+// from catalog facts (a change: it needs its relation's schema). A run that
+// streams no change writes nothing.
 func (h *relationHistory) begin(ctx context.Context) error {
-	if h == nil {
+	if h == nil || h.begun {
 		return nil
 	}
 	m, err := h.r.Offset(ctx, h.partition("state"))
@@ -222,11 +224,19 @@ func (h *relationHistory) begin(ctx context.Context) error {
 // finish stores that the run ended cleanly: every record queued was
 // committed, so a restart replays nothing.
 func (h *relationHistory) finish(clean bool) error {
-	if h == nil || !h.begun || !clean {
+	if h == nil || !clean {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if !h.begun {
+		// no change streamed: the state stays, unless an earlier run left
+		// it unclean (this run delivered whatever it replayed)
+		m, err := h.r.Offset(ctx, h.partition("state"))
+		if err != nil || m == nil || m["clean"] == true {
+			return err
+		}
+	}
 	return h.w.WriteOffsets(ctx, []connect.PartitionOffset{{Partition: h.partition("state"), Offset: map[string]any{"clean": true}}})
 }
 
@@ -352,6 +362,9 @@ func (r *relationReplay) position(it walItem) {
 // refresh).
 func (s *streamer) catalogOf(ctx context.Context, rel *pglogrepl.RelationMessage, reuse bool) (*catalogFacts, error) {
 	rr := &s.relHist
+	if err := s.t.hist.begin(ctx); err != nil {
+		return nil, err
+	}
 	if rr.rebuilt == nil {
 		rr.rebuilt, rr.inUse = map[uint32]bool{}, map[uint32]*catalogFacts{}
 	}

@@ -80,9 +80,6 @@ func (t *Task) stream(ctx context.Context, p plan) error {
 	if err := t.sig.streamStarted(ctx, s); err != nil {
 		return err
 	}
-	if err := t.hist.begin(ctx); err != nil {
-		return err
-	}
 	beat := time.Duration(c.heartbeatIntervalMs) * time.Millisecond
 	s.nextBeat = time.Now().Add(beat)
 	interval := time.Duration(c.statusUpdateIntervalMs) * time.Millisecond
