@@ -48,21 +48,24 @@ import (
 //     {"server": …} and ignores it. The value is {"versions": "<JSON>"}, a
 //     string, since Kafka Connect offsets hold primitive values only.
 //   - The partition {"server": …, "relation_history": "state"} says whether
-//     the last run ended cleanly: {"clean": false} from the start of the
-//     stream, {"clean": true} once a stop found every record it had queued
-//     committed. After a clean end nothing is replayed and the stream reads
-//     the catalog as it always did (so a default changed while the
+//     the last run ended cleanly: {"clean": false} from the first change
+//     streamed, {"clean": true} once a stop found every record it had queued
+//     committed (and, after an unclean run, the confirmed LSN past the
+//     replay below). After a clean end nothing is replayed and the stream
+//     reads the catalog as it always did (so a default changed while the
 //     connector was stopped shows, as in Debezium).
 //   - After a run that did not end cleanly (a SIGKILL, a crash, a task
-//     that could not commit), a rebuild at key k uses, without reading the
-//     catalog, the version recorded at exactly k (the previous run rebuilt
-//     there), and the session's first rebuild of a relation (pgoutput
-//     resends every relation once per session, at its first change, where
-//     the previous run had none) uses the version in effect at k, the last
-//     one before it. Events after the committed offset then come out as they
-//     did, and the output after a kill is the output without one. Other
-//     rebuilds (past what the previous run reached) read the catalog. A
-//     version whose columns differ from the message's is never used.
+//     that could not commit), what it can have emitted lies in transactions
+//     that commit before the server's WAL position W when the next run
+//     begins. In those transactions a rebuild at key k uses, without reading
+//     the catalog, the version recorded at exactly k (the previous run
+//     rebuilt there), and the session's first rebuild of a relation
+//     (pgoutput resends every relation once per session, at its first
+//     change, where the previous run had none) uses the version in effect at
+//     k, the last one before it: events after the committed offset come out
+//     as they did. Other rebuilds, and every rebuild from W on, read the
+//     catalog. A version whose columns differ from the message's is never
+//     used.
 //   - A type refresh (ALTER TYPE … ADD VALUE sends no Relation message)
 //     rebuilds with the facts in use, not today's catalog.
 //   - Versions superseded before the confirmed LSN are dropped when the
@@ -175,10 +178,12 @@ type relationHistory struct {
 	server string
 	// versions holds the histories read so far, each sorted by key.
 	versions map[uint32][]relVersion
-	// replayPrevious: the previous run did not end cleanly; a session's
-	// first rebuild of a relation takes the version in effect.
-	replayPrevious bool
-	begun          bool
+	// replayUntil: the previous run did not end cleanly, and what it may
+	// have emitted lies in transactions that commit before this LSN (the
+	// server's WAL position when this run began); there rebuilds take the
+	// recorded versions. 0 = nothing to replay.
+	replayUntil int64
+	begun       bool
 }
 
 // newRelationHistory returns the history of the task, nil when the worker
@@ -202,7 +207,10 @@ func (h *relationHistory) partition(id string) map[string]any {
 // (yet) ended cleanly, before the stream queues the first record built
 // from catalog facts (a change: it needs its relation's schema). A run that
 // streams no change writes nothing.
-func (h *relationHistory) begin(ctx context.Context) error {
+//
+// walLSN returns the server's current WAL position: after a run that did
+// not end cleanly, every transaction it can have emitted commits before it.
+func (h *relationHistory) begin(ctx context.Context, walLSN func(context.Context) (int64, error)) error {
 	if h == nil || h.begun {
 		return nil
 	}
@@ -210,9 +218,10 @@ func (h *relationHistory) begin(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres: read relation history state: %w", err)
 	}
-	if m != nil {
-		clean, _ := m["clean"].(bool)
-		h.replayPrevious = !clean
+	if clean, _ := m["clean"].(bool); m != nil && !clean {
+		if h.replayUntil, err = walLSN(ctx); err != nil {
+			return fmt.Errorf("postgres: read the WAL position: %w", err)
+		}
 	}
 	if err := h.w.WriteOffsets(ctx, []connect.PartitionOffset{{Partition: h.partition("state"), Offset: map[string]any{"clean": false}}}); err != nil {
 		return fmt.Errorf("postgres: store relation history state: %w", err)
@@ -221,22 +230,16 @@ func (h *relationHistory) begin(ctx context.Context) error {
 	return nil
 }
 
-// finish stores that the run ended cleanly: every record queued was
-// committed, so a restart replays nothing.
-func (h *relationHistory) finish(clean bool) error {
-	if h == nil || !clean {
+// finish stores that the run ended cleanly, so that a restart replays
+// nothing: every record it queued was committed (allCommitted), and the
+// confirmed LSN has passed what an unclean run before it may have emitted.
+// A run that streamed no change leaves the state as it was.
+func (h *relationHistory) finish(allCommitted bool, confirmed int64) error {
+	if h == nil || !h.begun || !allCommitted || confirmed < h.replayUntil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if !h.begun {
-		// no change streamed: the state stays, unless an earlier run left
-		// it unclean (this run delivered whatever it replayed)
-		m, err := h.r.Offset(ctx, h.partition("state"))
-		if err != nil || m == nil || m["clean"] == true {
-			return err
-		}
-	}
 	return h.w.WriteOffsets(ctx, []connect.PartitionOffset{{Partition: h.partition("state"), Offset: map[string]any{"clean": true}}})
 }
 
@@ -268,9 +271,10 @@ func (h *relationHistory) load(ctx context.Context, oid uint32) ([]relVersion, e
 // a Relation message of shape shape (nil: read the catalog). first says
 // that this is the session's first rebuild of the relation.
 func (h *relationHistory) find(ctx context.Context, oid uint32, k histKey, shape []relShape, first bool) (*catalogFacts, error) {
-	if h == nil || !h.replayPrevious {
-		// nothing to replay: the previous run ended with every record
-		// it queued committed (or there was none)
+	if h == nil || k.commit >= h.replayUntil {
+		// nothing to replay here: the previous run ended cleanly (or there
+		// was none), or this transaction commits after all it can have
+		// emitted
 		return nil, nil
 	}
 	vs, err := h.load(ctx, oid)
@@ -362,7 +366,7 @@ func (r *relationReplay) position(it walItem) {
 // refresh).
 func (s *streamer) catalogOf(ctx context.Context, rel *pglogrepl.RelationMessage, reuse bool) (*catalogFacts, error) {
 	rr := &s.relHist
-	if err := s.t.hist.begin(ctx); err != nil {
+	if err := s.t.hist.begin(ctx, s.walLSN); err != nil {
 		return nil, err
 	}
 	if rr.rebuilt == nil {
@@ -411,4 +415,11 @@ func (s *streamer) readRelationCatalog(ctx context.Context, rel *pglogrepl.Relat
 		}
 	}
 	return f, err
+}
+
+// walLSN returns pg_current_wal_lsn().
+func (s *streamer) walLSN(ctx context.Context) (int64, error) {
+	var lsn int64
+	err := s.t.conn.QueryRow(ctx, `SELECT (pg_current_wal_lsn() - '0/0')::bigint`).Scan(&lsn)
+	return lsn, err
 }

@@ -78,11 +78,14 @@ func TestRelationHistoryFindAndPrune(t *testing.T) {
 	if newRelationHistory(taskCtx{&memOffsets{}}, "srv") != nil {
 		t.Fatal("a history without an OffsetWriter")
 	}
-	if err := h.begin(ctx); err != nil {
+	wal := func(lsn int64) func(context.Context) (int64, error) {
+		return func(context.Context) (int64, error) { return lsn, nil }
+	}
+	if err := h.begin(ctx, wal(1000)); err != nil {
 		t.Fatal(err)
 	}
-	if h.replayPrevious {
-		t.Fatal("first run: nothing to replay")
+	if h.replayUntil != 0 {
+		t.Fatal("first run: something to replay")
 	}
 	a := []relShape{{"id", 23, -1}}
 	ab := []relShape{{"id", 23, -1}, {"b", 25, -1}}
@@ -99,9 +102,9 @@ func TestRelationHistoryFindAndPrune(t *testing.T) {
 
 	// a restarted task after a kill: the stored state says "not clean"
 	h2 := newRelationHistory(storeCtx{st}, "srv")
-	must(h2.begin(ctx))
-	if !h2.replayPrevious {
-		t.Fatal("after a run that did not finish: replayPrevious false")
+	must(h2.begin(ctx, wal(1000)))
+	if h2.replayUntil != 1000 {
+		t.Fatalf("after a run that did not finish: replay until %d, want 1000", h2.replayUntil)
 	}
 	find := func(k histKey, shape []relShape, first bool) *catalogFacts {
 		t.Helper()
@@ -128,12 +131,25 @@ func TestRelationHistoryFindAndPrune(t *testing.T) {
 	if f := find(histKey{300, 250}, ab, false); f == nil || len(f.Columns) != 2 {
 		t.Fatalf("second version: %+v", f)
 	}
-	// a clean finish: the next run reads the catalog at its first rebuild
-	must(h2.finish(true))
+	if f := find(histKey{1000, 0}, ab, true); f != nil {
+		t.Fatalf("a transaction that commits after the WAL position at the start reads the catalog, got %+v", f)
+	}
+	// a stop with everything committed, but short of the replay: not clean
+	must(h2.finish(true, 999))
 	h3 := newRelationHistory(storeCtx{st}, "srv")
-	must(h3.begin(ctx))
-	if h3.replayPrevious {
-		t.Fatal("after a clean finish: replayPrevious true")
+	must(h3.begin(ctx, wal(1200)))
+	if h3.replayUntil != 1200 {
+		t.Fatalf("after a stop short of the replay: replay until %d, want 1200", h3.replayUntil)
+	}
+	must(h3.finish(false, 5000)) // records queued and not committed
+	// a clean finish: the next run reads the catalog at its first rebuild
+	h3 = newRelationHistory(storeCtx{st}, "srv")
+	must(h3.begin(ctx, wal(1300)))
+	must(h3.finish(true, 1300))
+	h3 = newRelationHistory(storeCtx{st}, "srv")
+	must(h3.begin(ctx, wal(1400)))
+	if h3.replayUntil != 0 {
+		t.Fatal("after a clean finish: something to replay")
 	}
 	if f, _ := h3.find(ctx, 7, histKey{500, 400}, ab, true); f != nil {
 		t.Fatalf("after a clean finish the first rebuild reads the catalog, got %+v", f)

@@ -878,7 +878,7 @@ func (t *Task) Stop() error {
 	t.closeConns()
 	// The reader has returned: whether a restart replays anything
 	// (relation_history.go).
-	if herr := t.hist.finish(t.allCommitted()); herr != nil && err == nil {
+	if herr := t.hist.finish(t.allCommitted(), t.confirmed.Load()); herr != nil && err == nil {
 		t.log.Warn("storing the relation history state", "err", herr)
 	}
 	return err
