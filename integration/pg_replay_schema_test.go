@@ -42,16 +42,29 @@ func TestSIGKILLReplayKeepsSchemaDefaults(t *testing.T) {
 	mustExec(t, pg, `ALTER TABLE inventory.replayed ALTER COLUMN qty DROP DEFAULT`)
 	mustExec(t, pg, `INSERT INTO inventory.replayed (id, qty) VALUES (4, 4)`)
 	mustExec(t, pg, `UPDATE inventory.replayed SET note = 'x' WHERE id = 1`)
-	// id 0 (once), then five changes
-	first := byLSN(c.until(6, time.Minute))
-	if n := len(first); n != 6 {
-		t.Fatalf("first run: %d distinct events, want 6", n)
+	// a new column (a Relation message of another shape: the schema is
+	// rebuilt mid-run), whose default goes again before the next change
+	mustExec(t, pg, `ALTER TABLE inventory.replayed ADD COLUMN extra int DEFAULT 5`)
+	mustExec(t, pg, `INSERT INTO inventory.replayed (id, qty) VALUES (5, 5)`)
+	mustExec(t, pg, `ALTER TABLE inventory.replayed ALTER COLUMN extra DROP DEFAULT`)
+	mustExec(t, pg, `INSERT INTO inventory.replayed (id, qty) VALUES (6, 6)`)
+	// id 0 (once), then seven changes
+	evs := c.until(8, time.Minute)
+	first := byLSN(evs)
+	if n := len(first); n != 8 {
+		t.Fatalf("first run: %d distinct events, want 8", n)
 	}
-	// the first emission carries the defaults the catalog had when the
-	// relation was first read
-	for _, e := range first {
-		if !bytes.Contains(e.Raw, []byte(`"default":"first"`)) || !bytes.Contains(e.Raw, []byte(`"default":1`)) {
-			t.Fatalf("first emission at lsn %v has no default 'first'/1 in its schema: %s", e.Source["lsn"], e.Raw)
+	// the first emissions carry the defaults the catalog had when the
+	// relation was read: at its first change, and at the new column's
+	for i, e := range evs {
+		want := []string{`"default":"first"`, `"default":1,`}
+		if i >= 6 {
+			want = []string{`"default":"second"`, `"default":5,`}
+		}
+		for _, w := range want {
+			if !bytes.Contains(e.Raw, []byte(w)) {
+				t.Fatalf("first emission %d (lsn %s) has no %s in its schema: %s", i, lsnOf(e), w, e.Raw)
+			}
 		}
 	}
 	d.kill() // before any offset was committed
