@@ -34,6 +34,18 @@ type OffsetReader interface {
 	Offset(ctx context.Context, partition map[string]any) (map[string]any, error)
 }
 
+// OffsetWriter is implemented by the SourceTaskContext of workers that let
+// a task store offsets of source partitions of its own without a record:
+// state the task needs to replay its records exactly as it first emitted
+// them (the PostgreSQL connector's relation history). WriteOffsets returns
+// once the offsets are durable, as the worker's offset commit (acks=all,
+// synced by an embedded broker); a nil Offset deletes the partition's. They
+// live with the connector's other offsets: listed, altered and reset with
+// them (KIP-875). Errors are the offset store's.
+type OffsetWriter interface {
+	WriteOffsets(ctx context.Context, offsets []PartitionOffset) error
+}
+
 // SourceTaskContext is what the worker gives a source task.
 type SourceTaskContext interface {
 	OffsetReader() OffsetReader

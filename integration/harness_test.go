@@ -272,6 +272,7 @@ type event struct {
 	After     map[string]any
 	Source    map[string]any
 	Raw       []byte
+	RawKey    []byte // the record key's bytes
 }
 
 // consumer reads every topic matching a regex from the start.
@@ -322,7 +323,7 @@ func (c *consumer) until(n int, timeout time.Duration) []event {
 }
 
 func decodeEvent(t *testing.T, r *kgo.Record) event {
-	e := event{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Raw: r.Value}
+	e := event{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Raw: r.Value, RawKey: r.Key}
 	var k struct {
 		Payload map[string]any `json:"payload"`
 	}

@@ -116,12 +116,40 @@ type taskContext struct {
 	// security options (connect.WorkerInfo).
 	brokers   []string
 	kafkaOpts []kgo.Opt
+	// write stores offsets durably (connect.OffsetWriter).
+	write func(ctx context.Context, offs []connect.PartitionOffset) error
 }
 
 var (
 	_ connect.TaskLogger         = taskContext{}
 	_ connect.WorkerInfoProvider = taskContext{}
+	_ connect.OffsetWriter       = taskContext{}
 )
+
+// WriteOffsets implements connect.OffsetWriter.
+func (t taskContext) WriteOffsets(ctx context.Context, offs []connect.PartitionOffset) error {
+	if t.write == nil {
+		return errors.New("no offset store")
+	}
+	return t.write(ctx, offs)
+}
+
+// writeOffsets stores offsets a task writes itself (connect.OffsetWriter),
+// durably before it returns: the offsets topic (acks=all), then synced as
+// flush syncs.
+func (w *workerSourceTask) writeOffsets(ctx context.Context, offs []connect.PartitionOffset) error {
+	if w.store == nil {
+		return errors.New("no offset store")
+	}
+	entries := make([]offsets.Entry, len(offs))
+	for i, po := range offs {
+		entries[i] = offsets.Entry{Connector: w.id.Connector, Partition: po.Partition, Offset: po.Offset}
+	}
+	if err := w.store.Put(ctx, entries); err != nil {
+		return fmt.Errorf("storing offsets: %w", err)
+	}
+	return w.syncLog()
+}
 
 // WorkerInfo implements connect.WorkerInfoProvider.
 func (t taskContext) WorkerInfo() connect.WorkerInfo {
@@ -155,7 +183,7 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 		}
 		w.chain.Close()
 	}()
-	tc := taskContext{r: offsetReader{store: w.store, connector: w.id.Connector}, logger: w.logger}
+	tc := taskContext{r: offsetReader{store: w.store, connector: w.id.Connector}, logger: w.logger, write: w.writeOffsets}
 	for _, cl := range []*kgo.Client{w.producer, w.txn} {
 		if cl != nil && tc.brokers == nil {
 			tc.brokers, _ = cl.OptValue(kgo.SeedBrokers).([]string)

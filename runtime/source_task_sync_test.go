@@ -63,3 +63,32 @@ func TestOffsetFlushSyncsTheLogFirst(t *testing.T) {
 		t.Fatalf("failed sync: flush did %q (%v), want only the sync and an error", events, err)
 	}
 }
+
+// Offsets a task writes itself (connect.OffsetWriter) are stored, then
+// synced, before WriteOffsets returns; a failed sync is the task's error.
+func TestTaskWrittenOffsetsAreSynced(t *testing.T) {
+	var events []string
+	var syncErr error
+	w := &workerSourceTask{
+		id: TaskID{"c", 0}, store: orderStore{&events}, log: slog.Default(),
+		logSync: func() error {
+			events = append(events, "sync")
+			return syncErr
+		},
+	}
+	var ow connect.OffsetWriter = taskContext{write: w.writeOffsets}
+	offs := []connect.PartitionOffset{{Partition: map[string]any{"server": "s", "relation_history": "1"}, Offset: map[string]any{"versions": "[]"}}}
+	if err := ow.WriteOffsets(context.Background(), offs); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"put", "sync"}; !slices.Equal(events, want) {
+		t.Fatalf("WriteOffsets did %q, want %q", events, want)
+	}
+	syncErr = errors.New("EIO")
+	if err := ow.WriteOffsets(context.Background(), offs); !errors.Is(err, syncErr) {
+		t.Fatalf("failed sync: %v", err)
+	}
+	if err := (taskContext{}).WriteOffsets(context.Background(), offs); err == nil {
+		t.Fatal("no store: no error")
+	}
+}

@@ -43,6 +43,16 @@ func currentName(ctx context.Context, conn *pgx.Conn, oid uint32) (schema, name 
 // from the catalog. Defaults are converted with tm,
 // whose type registry is refreshed if a column has a type it does not know.
 func loadTable(ctx context.Context, conn *pgx.Conn, tm *typeMapper, schema, name string) (*relational.Table, error) {
+	f, err := readCatalog(ctx, conn, tm, schema, name)
+	if err != nil {
+		return nil, err
+	}
+	return f.table(ctx, conn, tm, schema, name)
+}
+
+// readCatalog reads what loadTable converts: the catalog's facts of a
+// table, defaults as the expression text pg_get_expr prints.
+func readCatalog(ctx context.Context, conn *pgx.Conn, tm *typeMapper, schema, name string) (*catalogFacts, error) {
 	rows, err := conn.Query(ctx, `
 SELECT a.attname, a.attnum, t.typname, a.atttypid, a.atttypmod, NOT a.attnotnull,
        COALESCE(pg_get_expr(d.adbin, d.adrelid), ''), CASE WHEN $3 THEN COALESCE(col_description(a.attrelid, a.attnum), '') ELSE '' END
@@ -56,30 +66,18 @@ ORDER BY a.attnum`, schema, name, tm != nil && tm.comments)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: read columns of %s.%s: %w", schema, name, err)
 	}
-	t := &relational.Table{Schema: schema, Name: name}
-	var defaults []string
+	t := &catalogFacts{}
 	for rows.Next() {
-		var c relational.Column
-		var oid uint32
+		var c factColumn
 		var pos int16
-		var def string
-		if err := rows.Scan(&c.Name, &pos, &c.TypeName, &oid, &c.TypeMod, &c.Optional, &def, &c.Comment); err != nil {
+		if err := rows.Scan(&c.Name, &pos, &c.TypeName, &c.TypeOID, &c.TypeMod, &c.Optional, &c.Default, &c.Comment); err != nil {
 			return nil, err
 		}
-		c.Position, c.TypeOID = int(pos), oid
+		c.Position = int(pos)
 		t.Columns = append(t.Columns, c)
-		defaults = append(defaults, def)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: read columns of %s.%s: %w", schema, name, err)
-	}
-	if err := tm.ensureTypes(ctx, conn, t.Columns); err != nil {
-		return nil, err
-	}
-	for i, def := range defaults {
-		if def != "" {
-			t.Columns[i].Default = tm.parseDefault(t.Columns[i], def)
-		}
 	}
 	if len(t.Columns) == 0 {
 		return nil, tableNotFound{schema, name}

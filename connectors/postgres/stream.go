@@ -43,6 +43,7 @@ type streamer struct {
 	xid            uint32          // transaction being applied (its BEGIN's xid)
 	boxed          boxedTx         // source values shared by the rows of the transaction being applied
 	xmin           any             // source.xmin: the slot's catalog_xmin last read, boxed (xmin.fetch.interval.ms); nil = unknown
+	relHist        relationReplay  // relation history of this session (relation_history.go)
 	nextXmin       time.Time       // when catalog_xmin is read again
 }
 
@@ -270,6 +271,7 @@ func (s *streamer) replay(ctx context.Context, c walItem) error {
 
 // apply processes one decoded message of a transaction or between them.
 func (s *streamer) apply(ctx context.Context, it walItem) (err error) {
+	s.relHist.position(it)
 	switch it.kind {
 	case itemBegin:
 		s.xid = it.xid
@@ -410,13 +412,14 @@ func convertChange(sch *tableSchema, it walItem) (before, after []any, err error
 
 // refreshTypes reloads pg_type (enum labels) and rebuilds the schema of
 // every captured relation from its last Relation message.
+// The catalog facts stay the ones in use (relation_history.go).
 func (s *streamer) refreshTypes(ctx context.Context) error {
 	if err := s.t.types.reg.load(ctx, s.t.conn); err != nil {
 		return err
 	}
 	for id := range s.schemas {
 		if rel := s.dec.relations[id]; rel != nil {
-			if err := s.rebuild(ctx, rel); err != nil {
+			if err := s.rebuild(ctx, rel, true); err != nil {
 				return err
 			}
 		}
@@ -499,7 +502,7 @@ func (s *streamer) truncate(ctx context.Context, it walItem) error {
 
 // relation (re)builds a table's schema from a Relation message: columns,
 // types and modifiers from the message, nullability, defaults and primary key
-// from the catalog (pgoutput does not carry them).
+// from the catalog (pgoutput does not carry them) or the relation history.
 func (s *streamer) relation(ctx context.Context, rel *pglogrepl.RelationMessage) error {
 	if !s.t.cfg.included(rel.Namespace, rel.RelationName) && !s.t.sig.isSignalTable(rel.Namespace, rel.RelationName) {
 		s.excluded[rel.RelationID] = true
@@ -517,35 +520,21 @@ func (s *streamer) relation(ctx context.Context, rel *pglogrepl.RelationMessage)
 		// metadata and offsets follow the new name, as Debezium's
 		return nil
 	}
-	return s.rebuild(ctx, rel)
+	return s.rebuild(ctx, rel, false)
 }
 
-// rebuild builds a captured relation's schema from its Relation message and
-// the catalog.
-func (s *streamer) rebuild(ctx context.Context, rel *pglogrepl.RelationMessage) error {
+// rebuild builds a captured relation's schema from its Relation message
+// and the catalog facts catalogOf gives (reuse: the ones in use).
+func (s *streamer) rebuild(ctx context.Context, rel *pglogrepl.RelationMessage, reuse bool) error {
 	cols := make([]relational.Column, len(rel.Columns))
 	for i, c := range rel.Columns {
 		cols[i] = relational.Column{Name: c.Name, Position: i + 1, TypeOID: c.DataType, TypeMod: c.TypeModifier, Optional: true}
 	}
-	if err := waitVisible(ctx, s.t.conn, s.xid); err != nil {
+	facts, err := s.catalogOf(ctx, rel, reuse)
+	if err != nil {
 		return err
 	}
-	// The catalog by the Relation message's name, as Debezium reads it.
-	// A table renamed again since this WAL was written is read by its OID
-	// (the relation ID), which still names it: Debezium finds nothing then
-	// and makes every column optional with no key, an accident of timing.
-	catSchema, catName := rel.Namespace, rel.RelationName
-	cat, err := loadTable(ctx, s.t.conn, s.t.types, catSchema, catName)
-	if errors.Is(err, errTableNotFound) {
-		ns, n, ok, err2 := currentName(ctx, s.t.conn, rel.RelationID)
-		if err2 != nil {
-			return err2
-		}
-		if ok {
-			catSchema, catName = ns, n
-			cat, err = loadTable(ctx, s.t.conn, s.t.types, catSchema, catName)
-		}
-	}
+	cat, err := facts.table(ctx, s.t.conn, s.t.types, rel.Namespace, rel.RelationName)
 	if err != nil {
 		return err
 	}

@@ -63,6 +63,7 @@ type Task struct {
 	closeMu             sync.Mutex    // serialises closeConns
 
 	headers []connect.Header // context headers of change events (extended.headers.enabled); nil = none
+	hist    *relationHistory // catalog facts of the stream's schemas, kept for replays (relation_history.go); nil = none
 	// drv says whether the last record queued was committed
 	// (lsn.flush.mode=connector_and_driver, stream_ext.go).
 	drv struct {
@@ -185,6 +186,7 @@ func (t *Task) Start(ctx context.Context, tc connect.SourceTaskContext, cfgMap m
 			"snapshot.mode", t.cfg.snapshotModeDeprecated)
 	}
 	t.partition = map[string]any{"server": t.cfg.topicPrefix}
+	t.hist = newRelationHistory(tc, t.cfg.topicPrefix)
 	t.startLogs()
 	t.records = make(chan *connect.SourceRecord, t.cfg.maxQueueSize)
 	t.bytes = queue.NewBytes(t.cfg.snap.queueBytes)
@@ -763,7 +765,7 @@ func (t *Task) emit(ctx context.Context, r *connect.SourceRecord, keepalive func
 		return err
 	}
 	t.withHeaders(r)
-	if t.cfg.ext.flushMode == flushConnectorAndDriver && r.SourceOffset != nil {
+	if (t.cfg.ext.flushMode == flushConnectorAndDriver || t.hist != nil) && r.SourceOffset != nil {
 		// A record without an offset (a notification) is never committed
 		// by the worker: it must not stand for "the last record queued".
 		t.noteEmitted(r)
@@ -815,7 +817,7 @@ func (t *Task) Commit(ctx context.Context, partition, off map[string]any) error 
 	if err != nil {
 		return fmt.Errorf("postgres: commit: %w", err)
 	}
-	if t.cfg.ext.flushMode == flushConnectorAndDriver {
+	if t.cfg.ext.flushMode == flushConnectorAndDriver || t.hist != nil {
 		t.noteCommitted(off)
 	}
 	lsn, ok := o.confirmLSN()
@@ -874,6 +876,11 @@ func (t *Task) Stop() error {
 	}
 	t.closeMu.Unlock()
 	t.closeConns()
+	// The reader has returned: whether a restart replays anything
+	// (relation_history.go).
+	if herr := t.hist.finish(t.allCommitted(), t.confirmed.Load()); herr != nil && err == nil {
+		t.log.Warn("storing the relation history state", "err", herr)
+	}
 	return err
 }
 
