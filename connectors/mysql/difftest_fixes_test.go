@@ -352,7 +352,8 @@ func TestDifftestFindingsRound3(t *testing.T) {
 	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Exec(ctx, "inventory", "CREATE TABLE seed (id INT PRIMARY KEY, e INT NOT NULL DEFAULT (2 * 21), h VARBINARY(4) DEFAULT X'0102', f VARBINARY(4) DEFAULT X'01FF');\nINSERT INTO seed (id) VALUES (1);\n"); err != nil {
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE seed (id INT PRIMARY KEY, e INT NOT NULL DEFAULT (2 * 21), h VARBINARY(4) DEFAULT X'0102', f VARBINARY(4) DEFAULT X'01FF', "+
+		"dz DATE NOT NULL DEFAULT '0000-00-00', dn DATE DEFAULT '0000-00-00', tz DATETIME NOT NULL DEFAULT '0000-00-00 00:00:00');\nINSERT INTO seed (id) VALUES (1);\n"); err != nil {
 		t.Fatal(err)
 	}
 	cfg := baseConfig(m)
@@ -379,6 +380,12 @@ func TestDifftestFindingsRound3(t *testing.T) {
 	// without escapes: seed 113), X'01FF' as '\x01?' (not the bytes)
 	if d, ok := seedRow.ValueSchema.Field("after").Schema.Field("h").Schema.Default.([]byte); !ok || string(d) != "\x01\x02" {
 		t.Errorf("VARBINARY DEFAULT X'0102': schema default %#v, want the bytes 01 02", seedRow.ValueSchema.Field("after").Schema.Field("h").Schema.Default)
+	}
+	// a zero date default: the epoch when NOT NULL, none when optional,
+	// as Debezium's MySqlDefaultValueConverter (seed 170)
+	sch := seedRow.ValueSchema.Field("after").Schema
+	if dz, dn, tz := sch.Field("dz").Schema.Default, sch.Field("dn").Schema.Default, sch.Field("tz").Schema.Default; dz != int32(0) || dn != nil || tz != int64(0) {
+		t.Errorf("zero date defaults: DATE NOT NULL %#v, DATE %#v, DATETIME NOT NULL %#v; want int32 0, none, int64 0", dz, dn, tz)
 	}
 	if d := seedRow.ValueSchema.Field("after").Schema.Field("f").Schema.Default; d != nil {
 		t.Errorf("VARBINARY DEFAULT X'01FF': schema default %#v, want none (information_schema prints it as '\x01?')", d)

@@ -298,6 +298,19 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 		// a DATE/DATETIME/TIME literal default, in the column's own
 		// representation (Debezium's schema default: DATE '2000-01-01' →
 		// 10957)
+		if ct.kind != kMicroTime && ct.kind != kTimeMs && (strings.HasPrefix(lit, "0000-00-00") || lit == "0") {
+			// a zero date: none for an optional column, the epoch for a
+			// NOT NULL one, as Debezium's MySqlDefaultValueConverter
+			// (convertToLocalDate/convertToLocalDateTime; mariadiff seed
+			// 170)
+			if ct.col.Optional {
+				return nil, false
+			}
+			lit = "1970-01-01 00:00:00"
+			if ct.kind == kDate {
+				lit = "1970-01-01"
+			}
+		}
 		v, err := ct.fromText([]byte(lit))
 		if err == nil && v != nil {
 			v = ct.present(v)
