@@ -78,7 +78,7 @@ func (c *column) dbzLength() int {
 // length a hashed value is cut to: type name as Debezium's DDL parser
 // names it ("INT UNSIGNED"), length (dbzLength), scale of DECIMAL/NUMERIC.
 func (c *column) source() columns.Source {
-	s := columns.Source{Name: c.Name, TypeName: strings.ToUpper(c.dataType), Length: c.dbzLength()}
+	s := columns.Source{Name: c.Name, TypeName: strings.ToUpper(c.dataType), Length: c.dbzLength(), Comment: c.comment}
 	if c.unsigned {
 		s.TypeName += " UNSIGNED"
 	}

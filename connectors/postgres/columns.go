@@ -34,7 +34,7 @@ const (
 // applyColumnRules sets a column's value mapper, mask and schema parameters
 // from r (columns.Rules.Map), with the source length/scale pgjdbc reports.
 func applyColumnRules(r *columnRules, tableID string, c relational.Column, ct *colType) {
-	src := columns.Source{Name: c.Name, TypeName: c.TypeName, Length: -1}
+	src := columns.Source{Name: c.Name, TypeName: c.TypeName, Length: -1, Comment: c.Comment}
 	if l, sc, ok := sourceLengthScale(c); ok {
 		src.Length, src.Scale = l, &sc
 	}

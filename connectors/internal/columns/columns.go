@@ -43,6 +43,7 @@ const (
 	ParamLength     = "__debezium.source.column.length"
 	ParamScale      = "__debezium.source.column.scale"
 	ParamColumnName = "__debezium.source.column.name"
+	ParamComment    = "__debezium.source.column.comment"
 )
 
 // Rules are the parsed column keys of one connector configuration. A nil
@@ -236,6 +237,9 @@ type Source struct {
 	// positive Length is cut to it.
 	Length int
 	Scale  *int // nil = unset
+	// Comment is the column's comment as the table model has it ("" =
+	// none: no __debezium.source.column.comment).
+	Comment string
 }
 
 // Mapping is what the rules do to one column: its (possibly re-parameterised)
@@ -325,6 +329,11 @@ func (r *Rules) Map(tableID string, s *connect.Schema, src Source) Mapping {
 		}
 		if src.Scale != nil {
 			kv = append(kv, ParamScale, strconv.Itoa(*src.Scale))
+		}
+		if src.Comment != "" {
+			// Debezium's PropagateSourceTypeToSchemaParameter adds it after
+			// the scale (mariadiff seed 14)
+			kv = append(kv, ParamComment, src.Comment)
 		}
 		kv = append(kv, ParamColumnName, src.Name)
 		out.Schema = withParams(s, kv...)

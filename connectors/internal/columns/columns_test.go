@@ -1,6 +1,7 @@
 package columns
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/connectd/connectd/connect"
@@ -53,6 +54,12 @@ func TestMap(t *testing.T) {
 		if param(dec.Schema, k) != v {
 			t.Errorf("decimal: %s = %q, want %q", k, param(dec.Schema, k), v)
 		}
+	}
+	// a comment is a parameter after the scale, before the name, as
+	// Debezium's PropagateSourceTypeToSchemaParameter (mariadiff seed 14)
+	dc := r.Map("db.t", connect.Prim(connect.Bytes, true), Source{Name: "d", TypeName: "decimal", Length: 10, Scale: &scale, Comment: "a note"})
+	if got := fmt.Sprint(dc.Schema.ParamKeys()); got != "["+ParamTypeName+" "+ParamLength+" "+ParamScale+" "+ParamComment+" "+ParamColumnName+"]" || param(dc.Schema, ParamComment) != "a note" {
+		t.Errorf("decimal with a comment: params %s", got)
 	}
 	if dt := r.Map("db.t", connect.Prim(connect.Int64, true), Source{Name: "c_dt", TypeName: "datetime", Length: -1}); param(dt.Schema, ParamTypeName) != "DATETIME" {
 		t.Errorf("datatype.propagate.source.type: %v", dt.Schema.ParamKeys())

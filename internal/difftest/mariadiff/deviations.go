@@ -132,9 +132,6 @@ var Deviations = []*Deviation{
 	{ID: "like-non-captured-table", Reason: "gap: CREATE TABLE … LIKE a table that is not captured (table.exclude.list): connectd does not know its structure and fails the task naming the statement and binlog position (never a wrong event); Debezium tracks every table's structure. Everything after the failure is its consequence",
 		Doc: docsMariaDB + "#mariadb-property-table-exclude-list", Seeds: []int64{15},
 		Kind: "connectd-error", Path: `LIKE .* is not known`},
-	{ID: "column-propagate-comment", Reason: "gap: column.propagate.source.type on a column with a COMMENT: Debezium adds the schema parameter __debezium.source.column.comment; connectd does not",
-		Doc: docsMariaDB + "#mariadb-property-column-propagate-source-type", Seeds: []int64{14},
-		Kind: "value|key", Path: `__debezium\.source\.column\.comment$`},
 	{ID: "non-captured-table-schema", Reason: "gap: with table.include.list/table.exclude.list, Debezium's schema history and schema change events also describe the tables that are not captured (their DROP/CREATE TABLE in the snapshot, their tableChanges, source.table and source.row while streaming); connectd records only the captured tables' structures (as schema.history.internal.store.only.captured.tables.ddl=true would); no captured row differs",
 		Doc: docsMariaDB + "#mariadb-property-schema-history-internal-store-only-captured-tables-ddl", Seeds: []int64{1, 2},
 		Match: func(d *Diff) bool {
