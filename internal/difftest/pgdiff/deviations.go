@@ -81,6 +81,14 @@ var Deviations = []*Deviation{
 	{ID: "truncate-surrogate-pair", Reason: "connectd deliberately differs: column.truncate.to.N.chars counts UTF-16 units in both, but where the cut falls inside a surrogate pair Debezium keeps the lone high surrogate (invalid Unicode, JSON \\uD83D that readers turn into U+FFFD) while connectd cuts before the pair (a valid string one character shorter)",
 		Doc: docsPG + "#postgresql-property-column-truncate-to-length-chars", Seeds: []int64{18},
 		Kind: "value", Match: func(d *Diff) bool { return strings.Contains(d.Want, "\ufffd") }},
+	{ID: "name-type-streamed-null", Reason: "Debezium bug, connectd deliberately differs: Debezium's pgoutput decoder writes null for every streamed value of a column of type name (its snapshot has the values); connectd writes the value in both phases (null would lose the data; also in reference scenario types, column c_name)",
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{36},
+		Kind: "value", Match: func(d *Diff) bool {
+			return d.Op != "r" && d.Want == "null" && nameTypeCol.MatchString(d.Column())
+		}},
+	{ID: "partitioned-snapshot-twice", Reason: "connectd deliberately differs: Debezium's snapshot reads a partitioned table and each of its partitions, so every row is read twice into two topics, while its stream names only the partitions (publish_via_partition_root off) or only the partitioned table (on); connectd's snapshot reads the tables the stream names, each row once (reference scenario partitioned_generated)",
+		Doc: docsPG + "#postgresql-snapshots", Seeds: []int64{11},
+		Match: func(d *Diff) bool { return partitionedSnapshot(d) }},
 	// Workloads Debezium itself refuses (its engine fails; nothing is compared).
 	{ID: "debezium-case-duplicate-columns", Reason: "Debezium limitation: it refuses a table with column names that differ only by case (id, ID); connectd captures it",
 		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{10, 49},
@@ -90,8 +98,50 @@ var Deviations = []*Deviation{
 		Kind: "reference-error", Path: "special value \\(NaN/Infinity\\) for Decimal"},
 	{ID: "debezium-null-required-array", Reason: "Debezium bug: a NOT NULL enum[] column fails its snapshot ('Invalid value: null used for required field … ARRAY'); connectd captures it",
 		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{28, 57},
-		Kind: "reference-error", Path: "Invalid value: null used for required field"},
+		Kind: "reference-error", Path: "Invalid value: null used for required field: .*schema type: ARRAY"},
+	{ID: "debezium-decimal-nan-not-null", Reason: "Debezium limitation: a streamed NaN/Infinity in a NOT NULL numeric column under decimal.handling.mode=precise becomes null and fails the connector ('Invalid value: null used for required field … STRUCT'); connectd writes null as Debezium does for a nullable column and its converter refuses the record, naming table and column",
+		Doc: docsPG + "#postgresql-decimal-types", Seeds: []int64{65},
+		Kind: "reference-error", Path: "Invalid value: null used for required field: .*schema type: STRUCT", Match: func(d *Diff) bool {
+			return strings.Contains(d.W.ChangesSQL(), "'NaN'") || strings.Contains(d.W.ChangesSQL(), "'Infinity'")
+		}},
 	// General matchers last (the first matching deviation takes a diff).
+}
+
+var nameTypeCol = regexp.MustCompile(`^"(?:[^"]|"")*" name(?: |$)`)
+
+// partitionedSnapshot: d is a snapshot record of Debezium's that connectd
+// does not have, of a partitioned table or a partition (Debezium reads
+// both), or the snapshot table order that differs only by such tables.
+func partitionedSnapshot(d *Diff) bool {
+	part := func(t string) bool {
+		if _, ok := d.W.PartitionOf[t]; ok {
+			return true
+		}
+		for _, p := range d.W.PartitionOf {
+			if p == t {
+				return true
+			}
+		}
+		return false
+	}
+	switch d.Kind {
+	case "missing":
+		return d.Op == "r" && part(d.Table)
+	case "snapshot-order":
+		// table names may hold spaces: remove the padded names
+		want, got := " "+d.Want+" ", " "+d.Got+" "
+		ts := map[string]bool{}
+		for c, p := range d.W.PartitionOf {
+			ts[c], ts[p] = true, true
+		}
+		for t := range ts {
+			if !strings.Contains(got, " "+t+" ") {
+				want = strings.ReplaceAll(want, " "+t+" ", " ")
+			}
+		}
+		return want == got
+	}
+	return false
 }
 
 // debeziumLostColumn: the column of d's path is, in Debezium's record,
