@@ -81,14 +81,33 @@ var Deviations = []*Deviation{
 	{ID: "truncate-surrogate-pair", Reason: "connectd deliberately differs: column.truncate.to.N.chars counts UTF-16 units in both, but where the cut falls inside a surrogate pair Debezium keeps the lone high surrogate (invalid Unicode, JSON \\uD83D that readers turn into U+FFFD) while connectd cuts before the pair (a valid string one character shorter)",
 		Doc: docsPG + "#postgresql-property-column-truncate-to-length-chars", Seeds: []int64{18},
 		Kind: "value", Match: func(d *Diff) bool { return strings.Contains(d.Want, "\ufffd") }},
-	{ID: "name-type-streamed-null", Reason: "Debezium bug, connectd deliberately differs: Debezium's pgoutput decoder writes null for every streamed value of a column of type name (its snapshot has the values); connectd writes the value in both phases (null would lose the data; also in reference scenario types, column c_name)",
-		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{36},
+	{ID: "name-type-streamed-null", Reason: "Debezium bug, connectd deliberately differs: Debezium's pgoutput decoder writes null for every streamed value of a column of type name (\"\" in a NOT NULL column; its snapshot has the values); connectd writes the value in both phases (null would lose the data; also in reference scenario types, column c_name)",
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{36, 200},
 		Kind: "value", Match: func(d *Diff) bool {
-			return d.Op != "r" && d.Want == "null" && nameTypeCol.MatchString(d.Column())
+			col := d.Column()
+			return d.Op != "r" && nameTypeCol.MatchString(col) && (d.Want == "null" || d.Want == `""` && strings.Contains(col, " NOT NULL"))
 		}},
 	{ID: "partitioned-snapshot-twice", Reason: "connectd deliberately differs: Debezium's snapshot reads a partitioned table and each of its partitions, so every row is read twice into two topics, while its stream names only the partitions (publish_via_partition_root off) or only the partitioned table (on); connectd's snapshot reads the tables the stream names, each row once (reference scenario partitioned_generated)",
 		Doc: docsPG + "#postgresql-snapshots", Seeds: []int64{11},
 		Match: func(d *Diff) bool { return partitionedSnapshot(d) }},
+	{ID: "debezium-late-catalog-key", Reason: "Debezium limitation: its decoder reads a table's key from the catalog by the name of the Relation message when it decodes it; when the table was renamed or dropped in the meantime (a reader behind the stream) it finds no table and emits the events without a key (key null, every column optional); connectd reads the catalog of the time of the change by OID",
+		// Timing-dependent (how far Debezium's reader is behind the DDL):
+		// no Seeds, so it is never reported stale.
+		Doc: docsPG + "#postgresql-schema-changes", Match: func(d *Diff) bool {
+			if d.Kind != "missing" && d.Kind != "extra" || d.Op == "r" || d.Op == "" {
+				return false
+			}
+			ch := d.W.ChangesSQL()
+			sch, name, ok := strings.Cut(diffTable(d), ".")
+			ref := quote(sch) + "." + quote(name)
+			if !ok || !strings.Contains(ch, "ALTER TABLE "+ref+" RENAME TO ") && !strings.Contains(ch, "DROP TABLE "+ref) {
+				return false
+			}
+			if d.Kind == "missing" {
+				return d.want.Key == "null"
+			}
+			return d.got.Key != "null"
+		}},
 	// Workloads Debezium itself refuses (its engine fails; nothing is compared).
 	{ID: "debezium-case-duplicate-columns", Reason: "Debezium limitation: it refuses a table with column names that differ only by case (id, ID); connectd captures it",
 		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{10, 49},
@@ -136,9 +155,8 @@ func partitionedSnapshot(d *Diff) bool {
 		}
 		switch d.Path {
 		case "value.payload.source.snapshot":
-			m := map[[2]string]bool{{`"first"`, `"first_in_data_collection"`}: true, {`"last"`, `"last_in_data_collection"`}: true,
-				{`"first_in_data_collection"`, `"first"`}: true, {`"last_in_data_collection"`, `"last"`}: true}
-			return m[[2]string{d.Got, d.Want}]
+			overall := func(s string) bool { return s == `"first"` || s == `"last"` }
+			return overall(d.Got) || overall(d.Want)
 		case "offset.last_snapshot_record", "offset.snapshot_completed":
 			return d.Got != d.Want
 		}
