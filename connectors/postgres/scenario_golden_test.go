@@ -574,3 +574,11 @@ func TestPartitionedRootGolden(t *testing.T) {
 	got, _ := scenario{name: name, snapshotRecords: 2}.run(t, pg, len(w))
 	compareRecords(t, got, w, wo)
 }
+
+// TestKeyColumnsFallbackGolden: message.key.columns naming a column the
+// table does not have, or no longer has after DROP COLUMN, keys the events
+// by the primary key (Debezium's Key.CustomKeyMapper: no matching column,
+// the primary key), not with a null key (difftest seeds 66, 220, 224).
+func TestKeyColumnsFallbackGolden(t *testing.T) {
+	runScenarioGolden(t, scenario{name: "key_columns_fallback", deviate: func(_ int, l string) string { return capturedHeaders.ReplaceAllString(l, "}") }})
+}

@@ -74,7 +74,12 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 		if len(ts.keyIdx) > 0 {
 			ts.key = kb.Build()
 		}
-	} else if len(t.PrimaryKey) > 0 {
+	}
+	if ts.key == nil && len(t.PrimaryKey) > 0 {
+		// no message.key.columns entry, or none of its columns in the
+		// table (never there, dropped, or a generated column pgoutput does
+		// not send): the primary key, as Debezium's Key.CustomKeyMapper
+		// falls back
 		kb := connect.StructSchema().Name(name + ".Key")
 		for _, k := range t.PrimaryKey {
 			for i, c := range t.Columns {
