@@ -61,17 +61,24 @@ func newTableSchema(prefix string, t *relational.Table, tm *typeMapper) *tableSc
 	}
 	ts.value = vb.Build()
 	if cols := tm.rules.KeyColumns(t.ID()); cols != nil {
-		// message.key.columns: the listed columns, in table order.
+		// message.key.columns: the listed columns, in table order. A
+		// listed column the table has but the value leaves out (a type
+		// Debezium has no converter for) is left out of the key too, as
+		// Debezium's TableSchemaBuilder does: the key can be an empty struct.
 		kb := connect.StructSchema().Name(name + ".Key")
+		matched := false
 		for i, c := range t.Columns {
 			for _, k := range cols {
-				if c.Name == k && fieldOf[i] >= 0 {
-					ts.keyIdx = append(ts.keyIdx, fieldOf[i])
-					kb.Field(c.Name, keySchemas[i])
+				if c.Name == k {
+					matched = true
+					if fieldOf[i] >= 0 {
+						ts.keyIdx = append(ts.keyIdx, fieldOf[i])
+						kb.Field(c.Name, keySchemas[i])
+					}
 				}
 			}
 		}
-		if len(ts.keyIdx) > 0 {
+		if matched {
 			ts.key = kb.Build()
 		}
 	}
