@@ -582,3 +582,12 @@ func TestPartitionedRootGolden(t *testing.T) {
 func TestKeyColumnsFallbackGolden(t *testing.T) {
 	runScenarioGolden(t, scenario{name: "key_columns_fallback", deviate: func(_ int, l string) string { return capturedHeaders.ReplaceAllString(l, "}") }})
 }
+
+// TestMaskNonCharGolden: column.mask.with.N.chars and column.mask.hash on
+// columns that are not character columns (integer; numeric, uuid and jsonb,
+// strings in the record) keep their values and get masked=true, as
+// Debezium's MaskStrings (a passthrough for other JDBC types); text and
+// varchar are masked (difftest seed 249).
+func TestMaskNonCharGolden(t *testing.T) {
+	runScenarioGolden(t, scenario{name: "mask_non_char", deviate: func(_ int, l string) string { return capturedHeaders.ReplaceAllString(l, "}") }})
+}
