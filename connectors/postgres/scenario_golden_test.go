@@ -591,3 +591,11 @@ func TestKeyColumnsFallbackGolden(t *testing.T) {
 func TestMaskNonCharGolden(t *testing.T) {
 	runScenarioGolden(t, scenario{name: "mask_non_char", deviate: func(_ int, l string) string { return capturedHeaders.ReplaceAllString(l, "}") }})
 }
+
+// TestMappersPlaceholderGolden: a delete's before image (only the key
+// sent) fills NOT NULL columns with their default, and the column mappers
+// convert it as any value: column.truncate.to.6.chars cuts it, and
+// column.mask.hash hashes it (difftest seed 115).
+func TestMappersPlaceholderGolden(t *testing.T) {
+	runScenarioGolden(t, scenario{name: "mappers_placeholder", deviate: func(_ int, l string) string { return capturedHeaders.ReplaceAllString(l, "}") }})
+}
