@@ -50,7 +50,7 @@ func (v *Deviation) matches(d *Diff) bool {
 // with their fix (the suite then fails until they do).
 var Deviations = []*Deviation{
 	{ID: "generated-column-snapshot", Reason: "deliberate: Debezium's snapshot records carry a STORED generated column (schema field and value) that its streamed events of the same topic lack (pgoutput does not send generated columns before PostgreSQL 18): two value schemas on one topic. connectd leaves the column out of the snapshot too, so a topic has one schema (reference scenario partitioned_generated)",
-		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{1, 2},
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{1, 7},
 		Match: func(d *Diff) bool {
 			if d.Kind == "missing" || d.Kind == "extra" {
 				// message.key.columns naming the generated column: Debezium's
@@ -71,12 +71,12 @@ var Deviations = []*Deviation{
 			return (d.Op == "r" || strings.Contains(d.Column(), " date[]")) && strings.Contains(d.W.SetupSQL()+d.W.ChangesSQL(), " BC'") && isInt(d.Got) && isInt(d.Want)
 		}},
 	{ID: "enum-array-null-element", Reason: "connectd deliberately differs: an enum[] value with a NULL element fails Debezium's conversion (its items schema is required) and Debezium writes null for the column with a WARN (event.converting.failure.handling.mode=warn); connectd keeps the same schema and refuses the record (JsonConverter: null value for a required string field, naming the table and field) rather than replace the value by null",
-		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{33},
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{48},
 		Match: func(d *Diff) bool {
 			return d.Kind == "connectd-error" && strings.Contains(d.Path, "null value for a required string field") && enumArray.MatchString(d.W.SetupSQL()+d.W.ChangesSQL())
 		}},
 	{ID: "time-array-sql-time", Reason: "Debezium bug, connectd deliberately differs: Debezium reads a streamed time[] through the JDBC driver's java.sql.Time, which holds milliseconds: '13:14:15.123456' loses its microseconds (47655123000) and '24:00:00' wraps to 0 (the start of the day); connectd writes the exact value (47655123456, 86400000000 in microseconds), as both do for a scalar time column",
-		Doc: docsPG + "#postgresql-temporal-types", Seeds: []int64{59},
+		Doc: docsPG + "#postgresql-temporal-types", Seeds: []int64{37, 59},
 		Kind: "value", Match: func(d *Diff) bool {
 			if !strings.Contains(d.Column(), " time[]") {
 				return false
@@ -86,19 +86,19 @@ var Deviations = []*Deviation{
 			return err1 == nil && err2 == nil && ((g == 86400000 || g == 86400000000) && w == 0 || w == g/1000*1000)
 		}},
 	{ID: "numeric-array-null-element", Reason: "Debezium bug, connectd deliberately differs: some streamed numeric[] values with NULL elements ([NULL, 123.45, NULL]) come out as null for the whole array; connectd writes the elements (null would lose the values)",
-		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{47},
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{72},
 		Kind: "value", Match: func(d *Diff) bool { return strings.Contains(d.Column(), "numeric[]") && d.Want == "null" }},
 	{ID: "truncate-surrogate-pair", Reason: "connectd deliberately differs: column.truncate.to.N.chars counts UTF-16 units in both, but where the cut falls inside a surrogate pair Debezium keeps the lone high surrogate (invalid Unicode, JSON \\uD83D that readers turn into U+FFFD) while connectd cuts before the pair (a valid string one character shorter)",
-		Doc: docsPG + "#postgresql-property-column-truncate-to-length-chars", Seeds: []int64{18},
+		Doc: docsPG + "#postgresql-property-column-truncate-to-length-chars", Seeds: []int64{213},
 		Kind: "value", Match: func(d *Diff) bool { return strings.Contains(d.Want, "\ufffd") }},
 	{ID: "name-type-streamed-null", Reason: "Debezium bug, connectd deliberately differs: Debezium's pgoutput decoder writes null for every streamed value of a column of type name (\"\" in a NOT NULL column; its snapshot has the values); connectd writes the value in both phases (null would lose the data; also in reference scenario types, column c_name)",
-		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{36, 200},
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{2, 36},
 		Kind: "value", Match: func(d *Diff) bool {
 			col := d.Column()
 			return d.Op != "r" && nameTypeCol.MatchString(col) && (d.Want == "null" || d.Want == `""` && strings.Contains(col, " NOT NULL"))
 		}},
 	{ID: "partitioned-snapshot-twice", Reason: "connectd deliberately differs: Debezium's snapshot reads a partitioned table and each of its partitions, so every row is read twice into two topics, while its stream names only the partitions (publish_via_partition_root off) or only the partitioned table (on); connectd's snapshot reads the tables the stream names, each row once (reference scenario partitioned_generated)",
-		Doc: docsPG + "#postgresql-snapshots", Seeds: []int64{11},
+		Doc: docsPG + "#postgresql-snapshots", Seeds: []int64{11, 29},
 		Match: func(d *Diff) bool { return partitionedSnapshot(d) }},
 	{ID: "debezium-late-catalog-key", Reason: "Debezium limitation: its decoder reads a table's key from the catalog by the name of the Relation message when it decodes it; when the table was renamed or dropped in the meantime (a reader behind the stream) it finds no table and emits the events without a key (key null, every column optional); connectd reads the catalog of the time of the change by OID",
 		// Timing-dependent (how far Debezium's reader is behind the DDL):
@@ -126,7 +126,7 @@ var Deviations = []*Deviation{
 		Doc: docsPG + "#postgresql-decimal-types", Seeds: []int64{21},
 		Kind: "reference-error", Path: "special value \\(NaN/Infinity\\) for Decimal"},
 	{ID: "debezium-null-required-array", Reason: "Debezium bug: a NOT NULL enum[] column fails its snapshot ('Invalid value: null used for required field … ARRAY'); connectd captures it",
-		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{28, 57},
+		Doc: docsPG + "#postgresql-data-types", Seeds: []int64{33, 57},
 		Kind: "reference-error", Path: "Invalid value: null used for required field: .*schema type: ARRAY"},
 	{ID: "debezium-decimal-nan-not-null", Reason: "Debezium limitation: a streamed NaN/Infinity in a NOT NULL numeric column under decimal.handling.mode=precise becomes null and fails the connector ('Invalid value: null used for required field … STRUCT'); connectd writes null as Debezium does for a nullable column and its converter refuses the record, naming table and column",
 		Doc: docsPG + "#postgresql-decimal-types", Seeds: []int64{65},
