@@ -34,7 +34,7 @@ const (
 // applyColumnRules sets a column's value mapper, mask and schema parameters
 // from r (columns.Rules.Map), with the source length/scale pgjdbc reports.
 func applyColumnRules(r *columnRules, tableID string, c relational.Column, ct *colType) {
-	src := columns.Source{Name: c.Name, TypeName: c.TypeName, Length: -1, Comment: c.Comment}
+	src := columns.Source{Name: c.Name, TypeName: c.TypeName, Length: -1, Comment: c.Comment, NotChar: notCharType(c.TypeOID)}
 	if l, sc, ok := sourceLengthScale(c); ok {
 		src.Length, src.Scale = l, &sc
 	}
@@ -46,6 +46,18 @@ func applyColumnRules(r *columnRules, tableID string, c relational.Column, ct *c
 	if m.Mask != nil {
 		ct.mask = m.Mask
 	}
+}
+
+// notCharType: a built-in type whose pgjdbc type is not a character type
+// (text, varchar, bpchar and name are VARCHAR/CHAR, "char" CHAR).
+// Enums and domains (OIDs past the built-in ones) count as character types,
+// as before.
+func notCharType(oid uint32) bool {
+	switch oid {
+	case oidText, oidVarchar, oidBPChar, oidName, oidChar:
+		return false
+	}
+	return oid != 0 && oid < 16384
 }
 
 // sourceLengthScale is a column's length and scale as Debezium reads them

@@ -91,6 +91,7 @@ unix_socket_directories = '%s'
 wal_level = logical
 max_replication_slots = 20
 max_wal_senders = 20
+max_prepared_transactions = 10
 max_connections = 100
 fsync = off
 full_page_writes = off

@@ -44,6 +44,7 @@ unix_socket_directories = '$work'
 wal_level = logical
 max_replication_slots = 10
 max_wal_senders = 10
+max_prepared_transactions = 10
 timezone = 'UTC'
 log_timezone = 'UTC'
 fsync = off

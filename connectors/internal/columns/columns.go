@@ -240,6 +240,12 @@ type Source struct {
 	// Comment is the column's comment as the table model has it ("" =
 	// none: no __debezium.source.column.comment).
 	Comment string
+	// NotChar: the column's JDBC type is not a character type although
+	// its field may be a string (PostgreSQL uuid, json, numeric under
+	// decimal.handling.mode=string…). Debezium's MaskStrings masks or
+	// hashes only CHAR/VARCHAR/CLOB-like columns and passes any other value
+	// through, its field still marked masked=true.
+	NotChar bool
 }
 
 // Mapping is what the rules do to one column: its (possibly re-parameterised)
@@ -267,6 +273,23 @@ func (r *Rules) Map(tableID string, s *connect.Schema, src Source) Mapping {
 		return out
 	}
 	id := tableID + "." + src.Name
+	if s.Type != connect.String && s.Type != connect.StructT && s.Type != connect.Array && s.Type != connect.Map {
+		// column.mask.* on a column of another type: the value as it is,
+		// the schema marked (MaskStrings.create's passthrough and its
+		// alterFieldSchema; difftest seed 249, a numeric column)
+		for _, m := range r.mask {
+			if m.re.MatchString(id) {
+				out.Schema = withParams(s, "masked", "true")
+				return out
+			}
+		}
+		for _, m := range r.hash {
+			if m.re.MatchString(id) {
+				out.Schema = withParams(s, "masked", "true")
+				return out
+			}
+		}
+	}
 	if s.Type == connect.String {
 		for _, m := range r.truncate {
 			if m.re.MatchString(id) {
@@ -291,12 +314,18 @@ func (r *Rules) Map(tableID string, s *connect.Schema, src Source) Mapping {
 		for _, m := range r.mask {
 			if m.re.MatchString(id) {
 				// Debezium masks NULLs too.
-				out.Mask = strings.Repeat("*", m.n)
+				if !src.NotChar {
+					out.Mask = strings.Repeat("*", m.n)
+				}
 				out.Schema = withParams(s, "masked", "true")
 				return out
 			}
 		}
 		for _, m := range r.hash {
+			if m.re.MatchString(id) && src.NotChar {
+				out.Schema = withParams(s, "masked", "true")
+				return out
+			}
 			if m.re.MatchString(id) {
 				alg, salt, limit := m.alg, []byte(m.salt), src.Length
 				out.Post = func(v any) any {

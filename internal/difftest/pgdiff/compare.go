@@ -54,6 +54,12 @@ func (d *Diff) Column() string {
 	if c, ok := d.W.Columns[d.Table+"."+col]; ok {
 		return c
 	}
+	if p, ok := d.W.PartitionOf[d.Table]; ok {
+		// a partition's columns are its partitioned table's
+		if c, ok := d.W.Columns[p+"."+col]; ok {
+			return c
+		}
+	}
 	// a dotted column name followed by a struct member (x, scale, …)
 	if i := strings.LastIndex(col, "."); i > 0 {
 		return d.W.Columns[d.Table+"."+col[:i]]

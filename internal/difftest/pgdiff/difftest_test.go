@@ -7,43 +7,26 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/connectd/connectd/internal/difftest"
 	"github.com/connectd/connectd/internal/testenv"
 )
 
 // ciSeeds run in `make test`; DIFFTEST_SEEDS=N runs seeds 1..N instead
-// (make difftest SEEDS=N), DIFFTEST_SEED=a,b,c exactly those.
+// (DIFFTEST_SEEDS=A-B seeds A..B; make difftest SEEDS=N), DIFFTEST_SEED=a,b,c
+// exactly those.
 // DIFFTEST_REPLAY=dir compares the files an earlier run left in dir
 // (DIFFTEST_OUT) again without running anything.
-var ciSeeds = []int64{1, 2, 4}
+var ciSeeds = []int64{1, 2, 4, 11} // 11: a partitioned table (publish.via.partition.root) and two-phase commit
 
 func seeds(t *testing.T) []int64 {
-	if s := os.Getenv("DIFFTEST_SEED"); s != "" {
-		var out []int64
-		for _, f := range strings.Split(s, ",") {
-			n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
-			if err != nil {
-				t.Fatalf("DIFFTEST_SEED: %v", err)
-			}
-			out = append(out, n)
-		}
-		return out
+	out, err := difftest.Seeds("DIFFTEST", ciSeeds)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if s := os.Getenv("DIFFTEST_SEEDS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			t.Fatalf("DIFFTEST_SEEDS=%q: want a positive number", s)
-		}
-		out := make([]int64, n)
-		for i := range out {
-			out[i] = int64(i + 1)
-		}
-		return out
-	}
-	return ciSeeds
+	return out
 }
 
 // TestGenerateReproducible: a seed always gives the same workload.

@@ -18,6 +18,9 @@ type Workload struct {
 	// Columns describes every column the workload created, by
 	// "schema.table.column" (names at creation; renames add the new name).
 	Columns map[string]string
+	// PartitionOf maps each partition ("schema.table") to its partitioned
+	// table.
+	PartitionOf map[string]string
 }
 
 // SetupSQL and ChangesSQL are the scripts, one statement per line.
@@ -57,6 +60,11 @@ type table struct {
 	rows         []string  // WHERE clauses of the rows that exist
 	next         int       // next row number
 	toastCol     *column   // a text column that may hold an out-of-line value
+	// partitioned tables: partBy is the PARTITION BY clause, parts the
+	// partitions (name and FOR VALUES clause), partCol the partition key
+	partBy  string
+	parts   [][2]string
+	partCol *column
 }
 
 func (t *table) ref() string { return qual(t.schema, t.name) }
@@ -84,11 +92,12 @@ type gen struct {
 	types   map[string]string // custom kind -> qualified type name
 	tables  []*table
 	used    map[string]bool // schema.table names taken
+	gids    int             // prepared transactions so far
 }
 
 // Generate returns the workload of seed; the same seed gives the same workload.
 func Generate(seed int64) *Workload {
-	g := &gen{r: rand.New(rand.NewSource(seed)), x: rand.New(rand.NewSource(seed ^ 0x5eed)), w: &Workload{Seed: seed, Config: map[string]string{}, Columns: map[string]string{}}, used: map[string]bool{}, types: map[string]string{}}
+	g := &gen{r: rand.New(rand.NewSource(seed)), x: rand.New(rand.NewSource(seed ^ 0x5eed)), w: &Workload{Seed: seed, Config: map[string]string{}, Columns: map[string]string{}, PartitionOf: map[string]string{}}, used: map[string]bool{}, types: map[string]string{}}
 	g.schema()
 	n := 2 + g.r.Intn(3)
 	for i := 0; i < n; i++ {
@@ -99,9 +108,91 @@ func Generate(seed int64) *Workload {
 			g.w.Setup = append(g.w.Setup, g.insert(t, 1+g.r.Intn(2)))
 		}
 	}
+	// a partitioned table (drawn from x; joins g.tables after config so
+	// that config's draws from r stay as they were)
+	var parts []*table
+	if chance(g.x, 0.3) {
+		g.fromX(func() {
+			t := g.partitioned()
+			parts = append(parts, t)
+			g.w.Setup = append(g.w.Setup, g.createTable(t)...)
+			for j := 0; j < 1+g.r.Intn(3); j++ {
+				g.w.Setup = append(g.w.Setup, g.insert(t, 1+g.r.Intn(3)))
+			}
+		})
+	}
 	g.config()
+	g.partitionConfig(parts)
+	g.tables = append(g.tables, parts...)
 	g.changes()
 	return g.w
+}
+
+// fromX runs f with g.r drawing from g.x: the generator's later additions
+// reuse its functions without changing what r draws for the rest.
+func (g *gen) fromX(f func()) {
+	r := g.r
+	g.r = g.x
+	defer func() { g.r = r }()
+	f()
+}
+
+// partitioned returns a declaratively partitioned table: RANGE (with a
+// DEFAULT partition) or HASH on an integer key column (the row number of
+// a keyless table), REPLICA IDENTITY DEFAULT or FULL on the table and each
+// partition. Called under fromX.
+func (g *gen) partitioned() *table {
+	t := g.newTable()
+	// identity columns on partitioned tables need PostgreSQL 17
+	var cols []*column
+	for _, c := range t.cols {
+		if !c.ident || c.genExpr != "" {
+			cols = append(cols, c)
+		}
+	}
+	t.cols = cols
+	if len(t.key) > 0 {
+		t.key[0].typ = &typeMatrix[1]
+		t.partCol = t.key[0]
+		if t.ri != "FULL" {
+			t.ri = "DEFAULT"
+		}
+	} else {
+		t.partCol = t.rowCol
+		t.ri = "FULL"
+	}
+	if chance(g.r, 0.5) {
+		t.partBy = "RANGE (" + quote(t.partCol.name) + ")"
+		t.parts = [][2]string{{t.name + "_p1", "FOR VALUES FROM (MINVALUE) TO (4)"}, {t.name + "_p2", "FOR VALUES FROM (4) TO (40)"}, {t.name + " rest", "DEFAULT"}}
+	} else {
+		t.partBy = "HASH (" + quote(t.partCol.name) + ")"
+		for i := 0; i < 3; i++ {
+			t.parts = append(t.parts, [2]string{fmt.Sprintf("%s_h%d", t.name, i), fmt.Sprintf("FOR VALUES WITH (MODULUS 3, REMAINDER %d)", i)})
+		}
+	}
+	for _, p := range t.parts {
+		g.used[t.schema+"."+p[0]] = true
+		g.w.PartitionOf[t.schema+"."+p[0]] = t.schema + "." + t.name
+	}
+	return t
+}
+
+// partitionConfig: publish.via.partition.root both ways, and the
+// partitioned tables named in a table.include.list (drawn from x).
+func (g *gen) partitionConfig(parts []*table) {
+	if len(parts) == 0 {
+		return
+	}
+	if chance(g.x, 0.5) {
+		g.w.Config["publish.via.partition.root"] = "true"
+	}
+	if in := g.w.Config["table.include.list"]; in != "" {
+		for _, t := range parts {
+			if chance(g.x, 0.6) {
+				g.w.Config["table.include.list"] = in + "," + flipCase(g.x, regexQuote(t.schema)+`\.`+regexQuote(t.name))
+			}
+		}
+	}
 }
 
 func (g *gen) schema() {
@@ -206,6 +297,13 @@ func (g *gen) newTable() *table {
 		t.cols = append(t.cols, &column{name: uniqueName(g.x, []string{"computed", "Twice"}, used, "g"), typ: &typeMatrix[1],
 			genExpr: fmt.Sprintf("%d * 2", g.x.Intn(100)), ident: true})
 	}
+	if chance(g.x, 0.15) {
+		// a column named name, or of type name (Debezium's decoder drops
+		// streamed values of type name)
+		if c := g.nameColumn(used); c != nil {
+			t.cols = append(t.cols, c)
+		}
+	}
 	if chance(r, 0.5) {
 		t.toastCol = &column{name: uniqueName(r, []string{"body", "doc", "Big Text"}, used, "t"), typ: &typeMatrix[13]}
 		t.cols = append(t.cols, t.toastCol)
@@ -224,6 +322,32 @@ func (g *gen) newTable() *table {
 		t.ri = "FULL"
 	}
 	return t
+}
+
+// nameColumn is a column named "name" (type name or text) or a column of
+// type name with another name; nil when a name that differs only by case
+// is taken (Debezium refuses such tables). Drawn from x.
+func (g *gen) nameColumn(used map[string]bool) *column {
+	c := &column{typ: &nameType}
+	if chance(g.x, 0.4) {
+		c.typ = &typeMatrix[13]
+	}
+	n := "name"
+	if c.typ == &nameType && chance(g.x, 0.4) {
+		n = pick(g.x, []string{"label", "Owner Name"})
+	}
+	for u := range used {
+		if strings.EqualFold(u, n) {
+			return nil
+		}
+	}
+	used[n] = true
+	c.name = n
+	c.notNull = chance(g.x, 0.2)
+	if chance(g.x, 0.35) {
+		c.def = pick(g.x, append(append([]string(nil), c.typ.vals...), c.typ.defs...))
+	}
+	return c
 }
 
 func (g *gen) createTable(t *table) []string {
@@ -251,6 +375,12 @@ func (g *gen) createTable(t *table) []string {
 		defs = append(defs, "PRIMARY KEY ("+strings.Join(ks, ", ")+")")
 	}
 	out := []string{"CREATE TABLE " + t.ref() + " (" + strings.Join(defs, ", ") + ");"}
+	if t.partBy != "" {
+		out[0] = strings.TrimSuffix(out[0], ";") + " PARTITION BY " + t.partBy + ";"
+		for _, p := range t.parts {
+			out = append(out, "CREATE TABLE "+qual(t.schema, p[0])+" PARTITION OF "+t.ref()+" "+p[1]+";")
+		}
+	}
 	if t.toastCol != nil {
 		// keep large values out of line and uncompressed-able: EXTERNAL
 		out = append(out, "ALTER TABLE "+t.ref()+" ALTER COLUMN "+quote(t.toastCol.name)+" SET STORAGE EXTERNAL;")
@@ -258,6 +388,9 @@ func (g *gen) createTable(t *table) []string {
 	switch t.ri {
 	case "FULL", "NOTHING":
 		out = append(out, "ALTER TABLE "+t.ref()+" REPLICA IDENTITY "+t.ri+";")
+		for _, p := range t.parts {
+			out = append(out, "ALTER TABLE "+qual(t.schema, p[0])+" REPLICA IDENTITY "+t.ri+";")
+		}
 	case "INDEX":
 		idx := quote(t.name + "_ri")
 		col := t.rowCol

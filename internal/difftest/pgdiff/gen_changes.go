@@ -14,6 +14,14 @@ func (g *gen) changes() {
 	r := g.r
 	n := 8 + r.Intn(16)
 	for i := 0; i < n; i++ {
+		// later additions, drawn from x: two-phase commit, rows moved
+		// between partitions
+		if chance(g.x, 0.05) {
+			g.emit(g.twoPhase()...)
+		}
+		if chance(g.x, 0.25) {
+			g.fromX(func() { g.emit(g.movePartition()) })
+		}
 		switch k := r.Intn(100); {
 		case k < 30:
 			g.emit(g.dml())
@@ -252,4 +260,72 @@ func (g *gen) renameTable(t *table) string {
 	g.used[t.schema+"."+n] = true
 	t.name = n
 	return "ALTER TABLE " + old + " RENAME TO " + quote(n) + ";"
+}
+
+// twoPhase is a prepared transaction (PREPARE TRANSACTION), an autocommit
+// insert while it is prepared (a new row: nothing it waits for), then
+// COMMIT PREPARED or ROLLBACK PREPARED. pgoutput without two_phase decodes
+// it at COMMIT PREPARED. Drawn from x.
+func (g *gen) twoPhase() []string {
+	var out []string
+	g.fromX(func() {
+		g.gids++
+		gid := fmt.Sprintf("'gid %d ü'", g.gids)
+		saved := map[*table][]string{}
+		for _, t := range g.tables {
+			saved[t] = append([]string(nil), t.rows...)
+		}
+		out = append(out, "BEGIN;")
+		for i := 0; i < 1+g.r.Intn(3); i++ {
+			out = append(out, g.dml())
+		}
+		out = append(out, "PREPARE TRANSACTION "+gid+";")
+		commit := chance(g.r, 0.7)
+		if !commit {
+			for t, rows := range saved {
+				t.rows = rows
+			}
+		}
+		if chance(g.r, 0.5) {
+			out = append(out, g.insert(pick(g.r, g.tables), 1))
+		}
+		if commit {
+			out = append(out, "COMMIT PREPARED "+gid+";")
+		} else {
+			out = append(out, "ROLLBACK PREPARED "+gid+";")
+		}
+	})
+	return out
+}
+
+// movePartition updates a row of a partitioned table so that its
+// partition key jumps (into another partition: RANGE's DEFAULT, or likely
+// another HASH partition). "" when there is none.
+func (g *gen) movePartition() string {
+	var cands []*table
+	for _, t := range g.tables {
+		if t.partCol != nil && t.mutable() && len(t.rows) > 0 {
+			cands = append(cands, t)
+		}
+	}
+	if len(cands) == 0 {
+		return ""
+	}
+	t := pick(g.r, cands)
+	i := g.r.Intn(len(t.rows))
+	num := t.next + 40
+	t.next = num + 1
+	cols := t.key
+	if len(cols) == 0 {
+		cols = []*column{t.rowCol}
+	}
+	var sets, where []string
+	for _, k := range cols {
+		v := g.keyLiteral(k, num)
+		sets = append(sets, quote(k.name)+" = "+v)
+		where = append(where, quote(k.name)+" = "+v)
+	}
+	old := t.rows[i]
+	t.rows[i] = strings.Join(where, " AND ")
+	return "UPDATE " + t.ref() + " SET " + strings.Join(sets, ", ") + " WHERE " + old + ";"
 }

@@ -1,6 +1,9 @@
 package pgdiff
 
-import "math/rand"
+import (
+	"math/rand"
+	"strings"
+)
 
 // colType is one entry of the generator's type matrix: a PostgreSQL type
 // (with or without typmod) and SQL literals of its values, extremes
@@ -69,6 +72,11 @@ var typeMatrix = []colType{
 	{custom: "domain_text", vals: []string{"'dom'", "''", "'Größe'"}},
 	{custom: "domain_num", vals: []string{"12.5", "-0.5"}},
 }
+
+// nameType is PostgreSQL's name (63-byte identifiers; longer values are
+// cut). Not in typeMatrix: its index draws would change every seed.
+var nameType = colType{sql: "name", vals: []string{"'a_name'", "''", "'Größe 😀'", "'" + strings.Repeat("long", 20) + "'"},
+	defs: []string{"'dflt'::name", "current_user"}}
 
 func pick[T any](r *rand.Rand, s []T) T { return s[r.Intn(len(s))] }
 

@@ -1,0 +1,21 @@
+-- Changes of scenario "two_phase".
+BEGIN;
+UPDATE acct SET bal = 90 WHERE id = 1;
+INSERT INTO log VALUES (1, 'prepared');
+PREPARE TRANSACTION 'tx one';
+INSERT INTO log VALUES (2, 'while prepared');
+COMMIT PREPARED 'tx one';
+BEGIN;
+DELETE FROM acct WHERE id = 2;
+INSERT INTO log VALUES (3, 'rolled back');
+PREPARE TRANSACTION 'tx two ü';
+ROLLBACK PREPARED 'tx two ü';
+BEGIN;
+INSERT INTO acct VALUES (3, 300, 'c');
+PREPARE TRANSACTION 'tx three';
+BEGIN;
+UPDATE acct SET note = 'x' WHERE id = 2;
+INSERT INTO log VALUES (4, 'committed first');
+COMMIT;
+COMMIT PREPARED 'tx three';
+INSERT INTO log VALUES (5, 'last');
