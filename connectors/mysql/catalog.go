@@ -111,6 +111,10 @@ type table struct {
 	// else its database's): Debezium's defaultCharsetName, and the
 	// charset of its character columns declared without one.
 	charset string
+	// comment is the table's COMMENT as Debezium's parser keeps it
+	// (commentLiteral), "" for none; kept only where column comments are
+	// (Task.keepComments).
+	comment string
 }
 
 // implicitPeriodColumns are the hidden columns (row_start, row_end) of a
@@ -241,9 +245,11 @@ func loadTable(conn *client.Conn, db, name string) (*table, error) {
 	}
 	// COLUMN_KEY=PRI lists key columns in table order; the key order is the
 	// index's, from STATISTICS.
-	if r, err := conn.Execute(`SELECT COALESCE(TABLE_COLLATION, '') FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, db, name); err == nil && len(r.Values) > 0 {
+	if r, err := conn.Execute(`SELECT COALESCE(TABLE_COLLATION, ''), COALESCE(TABLE_COMMENT, '') FROM information_schema.TABLES WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ?`, db, name); err == nil && len(r.Values) > 0 {
 		coll, _ := r.GetString(0, 0)
 		t.charset = charsetOfCollation(coll)
+		cm, _ := r.GetString(0, 1)
+		t.comment = commentLiteral(cm)
 	}
 	if len(t.PrimaryKey) > 1 {
 		r, err := conn.Execute(`SELECT COLUMN_NAME FROM information_schema.STATISTICS

@@ -84,6 +84,8 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 				t = &table{Table: relational.Table{Schema: db, Name: name}}
 				for _, o := range s.Options {
 					switch o.Tp {
+					case ast.TableOptionComment:
+						t.comment = commentLiteral(o.StrValue)
 					case ast.TableOptionCharset:
 						t.charset = strings.ToLower(o.StrValue)
 					case ast.TableOptionCollate:
@@ -167,8 +169,11 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 			for _, spec := range s.Specs {
 				if spec.Tp == ast.AlterTableOption {
 					for _, o := range spec.Options {
-						if o.Tp == ast.TableOptionCharset {
+						switch o.Tp {
+						case ast.TableOptionCharset:
 							t.charset = strings.ToLower(o.StrValue)
+						case ast.TableOptionComment:
+							t.comment = commentLiteral(o.StrValue)
 						}
 					}
 				}
@@ -333,7 +338,7 @@ func (t *table) finish() {
 }
 
 func (t *table) clone() *table {
-	n := &table{Table: t.Table, hidden: t.hidden, sequence: t.sequence, charset: t.charset}
+	n := &table{Table: t.Table, hidden: t.hidden, sequence: t.sequence, charset: t.charset, comment: t.comment}
 	n.PrimaryKey = slices.Clone(t.PrimaryKey)
 	n.Columns = slices.Clone(t.Columns)
 	n.cols = slices.Clone(t.cols)

@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/connectd/connectd/connect"
@@ -353,7 +354,7 @@ func TestDifftestFindingsRound3(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := m.Exec(ctx, "inventory", "CREATE TABLE seed (id INT PRIMARY KEY, e INT NOT NULL DEFAULT (2 * 21), h VARBINARY(4) DEFAULT X'0102', f VARBINARY(4) DEFAULT X'01FF', "+
-		"dz DATE NOT NULL DEFAULT '0000-00-00', dn DATE DEFAULT '0000-00-00', tz DATETIME NOT NULL DEFAULT '0000-00-00 00:00:00');\nINSERT INTO seed (id) VALUES (1);\n"); err != nil {
+		"dz DATE NOT NULL DEFAULT '0000-00-00', dn DATE DEFAULT '0000-00-00', tz DATETIME NOT NULL DEFAULT '0000-00-00 00:00:00') COMMENT 'the seed''s';\nINSERT INTO seed (id) VALUES (1);\n"); err != nil {
 		t.Fatal(err)
 	}
 	cfg := baseConfig(m)
@@ -362,7 +363,17 @@ func TestDifftestFindingsRound3(t *testing.T) {
 		return len(rs) > 0 && snapshotMarker(rs[len(rs)-1]) == snapLast
 	})
 	var seedRow *connect.SourceRecord
+	tableComment := func(r *connect.SourceRecord) any {
+		return r.Value.(*connect.Struct).Get("tableChanges").([]any)[0].(*connect.Struct).Get("table").(*connect.Struct).Get("comment")
+	}
 	for _, r := range snap {
+		if r.Topic == "dbserver1" && strings.HasPrefix(r.Value.(*connect.Struct).Get("ddl").(string), "CREATE TABLE `seed`") {
+			// a table COMMENT is in the table model (include.schema.changes
+			// keeps comments), escapes as Debezium's parser keeps them
+			if c := tableComment(r); c != "the seed''s" {
+				t.Errorf("snapshot table comment %#v, want the seed''s", c)
+			}
+		}
 		if r.Topic == "dbserver1.inventory.seed" {
 			seedRow = r
 		}
@@ -391,7 +402,7 @@ func TestDifftestFindingsRound3(t *testing.T) {
 		t.Errorf("VARBINARY DEFAULT X'01FF': schema default %#v, want none (information_schema prints it as '\x01?')", d)
 	}
 	if err := m.Exec(ctx, "inventory", "CREATE TABLE j (id INT PRIMARY KEY, doc JSON NOT NULL, x INT DEFAULT (2 * 21)) DEFAULT CHARSET=latin1;\n"+
-		"ALTER TABLE j ADD COLUMN y INT NOT NULL DEFAULT (1 + (2 * 3)) AFTER x;\n"+
+		"ALTER TABLE j ADD COLUMN y INT NOT NULL DEFAULT (1 + (2 * 3)) AFTER x, COMMENT = 'jt';\n"+
 		"INSERT INTO j (id, doc) VALUES (1, '{\"k\": \"😀 é\"}');\n"); err != nil {
 		t.Fatal(err)
 	}
@@ -401,6 +412,9 @@ func TestDifftestFindingsRound3(t *testing.T) {
 	}
 	cols := func(r *connect.SourceRecord) []any {
 		return r.Value.(*connect.Struct).Get("tableChanges").([]any)[0].(*connect.Struct).Get("table").(*connect.Struct).Get("columns").([]any)
+	}
+	if c0, c1 := tableComment(rs[0]), tableComment(rs[1]); c0 != nil || c1 != "jt" {
+		t.Errorf("table comments %#v, %#v; want none, then jt (ALTER TABLE … COMMENT)", c0, c1)
 	}
 	doc := cols(rs[0])[1].(*connect.Struct)
 	if doc.Get("typeName") != "JSON" || doc.Get("typeExpression") != "JSON" || doc.Get("jdbcType") != int32(1111) || doc.Get("charsetName") != nil {
@@ -480,5 +494,37 @@ func TestExcludedKeyColumnStaysInKey(t *testing.T) {
 		"dbserver1.inventory.k [01020304]", "dbserver1.inventory.p [7]", "q c", "q id"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("keys\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestBooleanDefaults: a column declared BOOLEAN in DDL read while
+// streaming is a Connect boolean whose default is its integer DEFAULT
+// not 0 (DEFAULT 2 → true, mariadiff seed 190; FALSE → false).
+func TestBooleanDefaults(t *testing.T) {
+	m := testenv.MariaDBT(t)
+	ctx := context.Background()
+	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE seed (id INT PRIMARY KEY);\nINSERT INTO seed VALUES (1);\n"); err != nil {
+		t.Fatal(err)
+	}
+	task := startTask(t, baseConfig(m), nil)
+	pollUntil(t, task, func(rs []*connect.SourceRecord) bool { return len(rs) > 0 && snapshotMarker(rs[len(rs)-1]) == snapLast })
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE bo (id INT PRIMARY KEY, b BOOLEAN DEFAULT 2, f BOOL NOT NULL DEFAULT FALSE, n BOOLEAN DEFAULT -1);\nINSERT INTO bo (id) VALUES (1);\n"); err != nil {
+		t.Fatal(err)
+	}
+	rs := pollUntil(t, task, func(rs []*connect.SourceRecord) bool { return len(rs) >= 2 })
+	after := rs[1].ValueSchema.Field("after").Schema
+	for _, c := range []struct {
+		col  string
+		want any
+	}{{"b", true}, {"f", false}, {"n", true}} {
+		if d := after.Field(c.col).Schema.Default; d != c.want {
+			t.Errorf("%s: schema default %#v, want %v", c.col, d, c.want)
+		}
+	}
+	if v := rs[1].Value.(*connect.Struct).Get("after").(*connect.Struct); v.Get("b") != true || v.Get("f") != false {
+		t.Errorf("row %v, want b true, f false (the defaults MariaDB stored)", v)
 	}
 }

@@ -154,6 +154,10 @@ func tableChangeJSON(ch tableChange) jsonTableChange {
 	}
 	j.Table = jt
 	j.Comment = new(*string)
+	if ch.table.comment != "" {
+		cm := ch.table.comment
+		*j.Comment = &cm
+	}
 	return j
 }
 
@@ -348,7 +352,11 @@ func (h *schemaHistory) recover(ctx context.Context, upTo offset, cat catalog) (
 				case ch.Type == "DROP":
 					delete(cat, db+"."+name)
 				case ch.Table != nil:
-					cat[db+"."+name] = tableOf(db, name, ch.Table)
+					tb := tableOf(db, name, ch.Table)
+					if ch.Comment != nil && *ch.Comment != nil {
+						tb.comment = **ch.Comment
+					}
+					cat[db+"."+name] = tb
 				}
 			}
 			applied++

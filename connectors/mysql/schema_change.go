@@ -78,6 +78,14 @@ func int32Ptr(p *int) any {
 	return int32(*p)
 }
 
+// emptyNil is s, or nil for "".
+func emptyNil(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
 func strOrNil(p *string) any {
 	if p == nil {
 		return nil
@@ -116,7 +124,7 @@ func changeStruct(ch tableChange) *connect.Struct {
 		pk[i] = k
 	}
 	return st.Put("table", connect.NewStruct(schemaTableSchema).Put("defaultCharsetName", charsetOr(ch.table.charset)).
-		Put("primaryKeyColumnNames", pk).Put("columns", cols))
+		Put("primaryKeyColumnNames", pk).Put("columns", cols).Put("comment", emptyNil(ch.table.comment)))
 }
 
 // schemaChangeRecord is the schema change event of one DDL statement.

@@ -334,6 +334,13 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 	// a statement naming tables is stored when one of them is captured
 	// (tables) or in a captured database (databases); one naming no table
 	// (CREATE DATABASE, …) when the event's database is captured.
+	if t.cfg.storeOnlyTables && len(changes) == 0 && indexDDL.MatchString(q) {
+		// about a table without changing its structure (CREATE INDEX):
+		// Debezium's event has no table (source.table ""), so under
+		// store.only.captured.tables.ddl it neither stores it nor emits a
+		// schema change event (mariadiff seed 185)
+		return nil
+	}
 	store := t.history != nil
 	switch {
 	case !store:
@@ -386,6 +393,9 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 	}
 	return nil
 }
+
+// indexDDL is CREATE [UNIQUE|FULLTEXT|SPATIAL] INDEX or DROP INDEX.
+var indexDDL = regexp.MustCompile(`(?is)^\s*(?:CREATE\s+(?:OR\s+REPLACE\s+)?(?:UNIQUE\s+|FULLTEXT\s+|SPATIAL\s+)?INDEX|DROP\s+INDEX)\b`)
 
 // commit ends the current transaction: next starts at nextPos.
 func (s *txState) commit(nextPos int64) {

@@ -77,6 +77,7 @@ func (t *Task) stripComments(tb *table) {
 	for i := range tb.cols {
 		tb.cols[i].comment = ""
 	}
+	tb.comment = ""
 }
 
 // plan is what the reader goroutine does after Start.

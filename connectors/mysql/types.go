@@ -332,6 +332,19 @@ func (ct *colType) defaultValue(lit string) (any, bool) {
 		if quoted || lit == "" {
 			return nil, false
 		}
+		if ct.col.dataType == "boolean" {
+			// a column declared BOOLEAN: its DEFAULT is an integer (TRUE
+			// and FALSE are 1 and 0), true when not 0 (DEFAULT 2 → true,
+			// mariadiff seed 190)
+			switch strings.ToUpper(lit) {
+			case "TRUE":
+				return true, true
+			case "FALSE":
+				return false, true
+			}
+			n, err := strconv.ParseInt(lit, 10, 64)
+			return n != 0, err == nil
+		}
 		u, err := strconv.ParseUint(lit, 2, 64)
 		if err != nil {
 			return nil, false
