@@ -262,9 +262,11 @@ func (t *table) alter(spec *ast.AlterTableSpec, md mariadbDDL) error {
 		}
 		was := t.cols[i].Name
 		c := columnOf(spec.NewColumns[0])
-		if !hasOption(spec.NewColumns[0], ast.ColumnOptionComment) {
-			// Debezium's parser edits the existing column: a definition
-			// without COMMENT keeps the old comment (MariaDB drops it)
+		if spec.Tp == ast.AlterTableChangeColumn && !hasOption(spec.NewColumns[0], ast.ColumnOptionComment) {
+			// Debezium's parser edits the existing column for CHANGE
+			// COLUMN: a definition without COMMENT keeps the old comment
+			// (MariaDB drops it); MODIFY COLUMN defines the column anew,
+			// without it (mariadiff seed 194)
 			c.comment = t.cols[i].comment
 		}
 		t.cols = slices.Delete(t.cols, i, i+1)
