@@ -25,6 +25,15 @@ type RunConfig struct {
 	// OutputPartitions is the partition count of the output topic when
 	// Start creates it (default 1).
 	OutputPartitions int32
+	// JobID names the job's Kafka transactional id and checkpoint marker
+	// topic; Dir holds its checkpoints and state (Manager sets both).
+	JobID string
+	Dir   string
+	// Config is the job's configuration (ParseConfig).
+	Config map[string]string
+	// LogSync, when set, makes what Kafka acknowledged durable (the
+	// embedded broker's Sync), as flinklite.RunConfig.LogSync.
+	LogSync func() error
 }
 
 // Job is a running query: it reads the source topics from the beginning
