@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // Settings are a job's parsed configuration.
@@ -96,6 +99,13 @@ func ParseDuration(v string) (time.Duration, error) {
 	return time.Duration(n) * unit, nil
 }
 
-// cleanupJob removes what a deleted job keeps in Kafka (its checkpoint
-// marker topic).
-func cleanupJob(ctx context.Context, cfg RunConfig) {}
+// cleanupJob removes what a deleted job keeps in Kafka: its checkpoint
+// marker topic (its output topic stays, as a Flink sink's).
+func cleanupJob(ctx context.Context, cfg RunConfig) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...)}, cfg.ClientOpts...)...)
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	_, _ = kadm.NewClient(cl).DeleteTopics(ctx, cfg.JobID+".checkpoints")
+}
