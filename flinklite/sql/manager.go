@@ -149,18 +149,29 @@ func (m *Manager) Submit(ctx context.Context, q *Query, config map[string]string
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return JobInfo{}, err
 	}
-	first, err := Start(ctx, q, m.runConfig(p, dir))
+	// The job runs on the manager's context, not the caller's (a request's).
+	jctx, cancel := context.WithCancel(m.ctx)
+	stopSetup := context.AfterFunc(ctx, cancel)
+	first, err := Start(jctx, q, m.runConfig(p, dir))
+	if !stopSetup() {
+		err = errors.Join(err, ctx.Err())
+	}
 	if err != nil {
+		if first != nil {
+			first.Stop()
+		}
+		cancel()
 		os.RemoveAll(dir)
 		return JobInfo{}, err
 	}
 	b, _ := json.MarshalIndent(p, "", "  ")
 	if err := writeSynced(filepath.Join(dir, "job.json"), b); err != nil {
 		first.Stop()
+		cancel()
 		os.RemoveAll(dir)
 		return JobInfo{}, err
 	}
-	j := m.startWith(p, q, first)
+	j := m.startWith(jctx, cancel, p, q, first)
 	return j.info(), nil
 }
 
@@ -201,13 +212,13 @@ func writeSynced(path string, b []byte) error {
 }
 
 func (m *Manager) startLocked(p persisted, q *Query) *managed {
-	return m.startWith(p, q, nil)
+	ctx, cancel := context.WithCancel(m.ctx)
+	return m.startWith(ctx, cancel, p, q, nil)
 }
 
-// startWith registers the job and runs it (first: its already started
-// first run, or nil).
-func (m *Manager) startWith(p persisted, q *Query, first *Job) *managed {
-	ctx, cancel := context.WithCancel(m.ctx)
+// startWith registers the job and runs it on ctx (first: its already
+// started first run, or nil).
+func (m *Manager) startWith(ctx context.Context, cancel context.CancelFunc, p persisted, q *Query, first *Job) *managed {
 	j := &managed{rec: p, q: q, dir: filepath.Join(m.dir, q.Sink), cancel: cancel, done: make(chan struct{}), state: StateInitializing}
 	if first != nil {
 		j.job, j.state = first, StateRunning
