@@ -109,9 +109,35 @@ func TestSQLJobSurvivesSIGKILL(t *testing.T) {
 	}
 	waitTable(map[string]string{`{"status":"new"}`: `{"status":"new","n":2}`, `{"status":"paid"}`: `{"status":"paid","n":1}`})
 
+	checkpoint := func() int64 {
+		t.Helper()
+		js := jobs()
+		if len(js) != 1 {
+			t.Fatalf("jobs: %v", js)
+		}
+		c, _ := js[0]["last_checkpoint"].(map[string]any)
+		id, _ := c["id"].(float64)
+		return int64(id)
+	}
+	before := checkpoint()
+	if before == 0 {
+		t.Fatalf("no checkpoint before the kill: %v", jobs())
+	}
 	produce(orderEvent(3, "new", "u"))
 	d.kill()
 	d.start()
+	// The first checkpoint of the restarted job goes on from the one
+	// before the kill: it restored it rather than starting over.
+	first := checkpoint()
+	for deadline := time.Now().Add(20 * time.Second); first == 0; first = checkpoint() {
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint after the restart: %v", jobs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if first <= before {
+		t.Fatalf("the restarted job's first checkpoint %d does not go on from %d (the last seen before the kill): it did not restore it", first, before)
+	}
 	if js := jobs(); len(js) != 1 || js[0]["id"] != "status_counts" {
 		t.Fatalf("after the SIGKILL: jobs %v, want status_counts", js)
 	}

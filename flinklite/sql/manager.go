@@ -11,6 +11,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/connectd/connectd/flinklite"
 )
 
 // ErrExists: a SQL job already writes the statement's result table (REST
@@ -88,6 +90,11 @@ type JobInfo struct {
 	State    string            `json:"state"`
 	Trace    string            `json:"trace,omitempty"`
 	Restarts int               `json:"restarts"`
+	// LastCheckpoint, Lag and StateEntries are the current run's (absent
+	// between runs): checkpoint ids go on from the restored one.
+	LastCheckpoint *flinklite.CheckpointInfo `json:"last_checkpoint,omitempty"`
+	Lag            int64                     `json:"lag"`
+	StateEntries   int                       `json:"state_entries"`
 }
 
 // NewManager returns the manager of the SQL jobs under dataDir/sql and
@@ -285,7 +292,12 @@ func (j *managed) info() JobInfo {
 	i := JobInfo{ID: q.Sink, SQL: q.SQL, Config: j.rec.Config, Sink: q.Sink, Sources: q.Topics(), Columns: q.Columns, Key: q.KeyColumns, Plan: q.Plan()}
 	j.mu.Lock()
 	i.State, i.Trace, i.Restarts = j.state, j.trace, j.restarts
+	run := j.job
 	j.mu.Unlock()
+	if run != nil {
+		st := run.Status()
+		i.LastCheckpoint, i.Lag, i.StateEntries = st.LastCheckpoint, st.Lag, st.StateEntries
+	}
 	return i
 }
 

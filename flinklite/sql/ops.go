@@ -505,6 +505,10 @@ type group struct {
 	rows    int64
 	accs    []acc
 	emitted []byte
+	// tk is the group's state key, pending whether it changed since the
+	// last flush (neither is state).
+	tk      string
+	pending bool
 }
 
 type aggOp struct {
@@ -520,8 +524,10 @@ type aggOp struct {
 	// dirty are the groups changed since the last flush (Flink's
 	// mini-batch bundle), in the order they first changed: flush writes
 	// their results and stores them.
+	// With the in-memory backend without TTL the table's value is the
+	// group itself and dirty is unused.
 	dirty map[string]*group
-	order []string
+	pend  []*group
 }
 
 func (a *aggOp) push(c change) error {
@@ -537,7 +543,10 @@ func (a *aggOp) push(c change) error {
 		kb = appendKey(kb, v)
 	}
 	a.kb = kb
-	g := a.dirty[string(kb)]
+	var g *group
+	if !a.groups.shared {
+		g = a.dirty[string(kb)]
+	}
 	if g == nil {
 		if v, ok := a.groups.get(string(kb)); ok {
 			g = v.(*group)
@@ -551,10 +560,21 @@ func (a *aggOp) push(c change) error {
 				return fmt.Errorf("retraction of a row of group %v that has no rows", a.vals)
 			}
 			g = a.newGroup(append([]any(nil), a.vals...))
+			g.tk = string(kb)
+			if a.groups.shared {
+				a.groups.put(g.tk, g)
+			}
 		}
-		k := string(kb)
-		a.dirty[k] = g
-		a.order = append(a.order, k)
+	}
+	if !g.pending {
+		if g.tk == "" {
+			g.tk = string(kb)
+		}
+		g.pending = true
+		a.pend = append(a.pend, g)
+		if !a.groups.shared {
+			a.dirty[g.tk] = g
+		}
 	}
 	for i, s := range a.n.aggs {
 		var v any = int64(1)
@@ -579,13 +599,15 @@ func (a *aggOp) push(c change) error {
 // flush writes the results of the groups changed since the last flush
 // and stores them.
 func (a *aggOp) flush() error {
-	for _, k := range a.order {
-		if err := a.touch(k, a.dirty[k]); err != nil {
+	for _, g := range a.pend {
+		g.pending = false
+		if err := a.touch(g.tk, g); err != nil {
 			return err
 		}
 	}
 	clear(a.dirty)
-	a.order = a.order[:0]
+	clear(a.pend)
+	a.pend = a.pend[:0]
 	return nil
 }
 
@@ -827,16 +849,56 @@ func (s *sumAcc) result() any {
 }
 
 // extremumAcc is MIN or MAX over a multiset of the non-NULL values, so
-// that retracting the extremum falls back to the next value.
+// that retracting the extremum falls back to the next value. An entry
+// whose count drops to 0 stays (dead) until the dead ones outnumber the
+// live ones, so a value retracted and inserted again (an update) costs no
+// allocation; values that are int64s, or Decimals of one scale with an
+// int64 unscaled value, compare as int64s.
 type extremumAcc struct {
 	sign   int // -1 MIN, 1 MAX
 	values map[string]*counted
+	live   int      // entries with n > 0
 	best   *counted // nil: recompute
 }
 
 type counted struct {
 	v any
 	n int64
+	// fast: v is u at scale sc (intScale: an int64)
+	u    int64
+	sc   int32
+	fast bool
+}
+
+// intScale marks the int64 form of an int64 (no Decimal has this scale in
+// practice; one that has compares the slow way).
+const intScale = math.MinInt32
+
+func newCounted(v any) *counted {
+	c := &counted{v: v}
+	switch x := v.(type) {
+	case int64:
+		c.u, c.sc, c.fast = x, intScale, true
+	case job.Decimal:
+		if x.Unscaled.IsInt64() && x.Scale != intScale {
+			c.u, c.sc, c.fast = x.Unscaled.Int64(), x.Scale, true
+		}
+	}
+	return c
+}
+
+// cmp orders a and b: the int64 form when both have one of one scale.
+func (a *counted) cmp(b *counted) (int, bool) {
+	if a.fast && b.fast && a.sc == b.sc {
+		switch {
+		case a.u < b.u:
+			return -1, true
+		case a.u > b.u:
+			return 1, true
+		}
+		return 0, true
+	}
+	return job.Compare(a.v, b.v)
 }
 
 func (e *extremumAcc) update(v any, retract bool) error {
@@ -847,29 +909,39 @@ func (e *extremumAcc) update(v any, retract bool) error {
 	kb := appendKey(buf[:0], v)
 	c := e.values[string(kb)] // no allocation for a lookup
 	if retract {
-		if c == nil {
+		if c == nil || c.n == 0 {
 			return fmt.Errorf("retraction of %v, which is not in the group", v)
 		}
 		if c.n--; c.n == 0 {
-			delete(e.values, string(kb))
+			e.live--
 			if e.best == c {
 				e.best = nil
+			}
+			if dead := len(e.values) - e.live; dead > 8 && dead > e.live {
+				for k, x := range e.values {
+					if x.n == 0 {
+						delete(e.values, k)
+					}
+				}
 			}
 		}
 		return nil
 	}
 	if c == nil {
-		c = &counted{v: v}
+		c = newCounted(v)
 		e.values[string(kb)] = c
+	}
+	if c.n == 0 {
+		e.live++
 		if e.best != nil {
-			n, ok := job.Compare(v, e.best.v)
+			n, ok := c.cmp(e.best)
 			if !ok {
 				return fmt.Errorf("cannot compare %v (%T) with %v (%T)", v, v, e.best.v, e.best.v)
 			}
 			if n*e.sign > 0 {
 				e.best = c
 			}
-		} else if len(e.values) == 1 {
+		} else if e.live == 1 {
 			e.best = c
 		}
 	}
@@ -878,16 +950,19 @@ func (e *extremumAcc) update(v any, retract bool) error {
 }
 
 func (e *extremumAcc) result() any {
-	if len(e.values) == 0 {
+	if e.live == 0 {
 		return nil
 	}
 	if e.best == nil {
 		for _, c := range e.values {
+			if c.n == 0 {
+				continue
+			}
 			if e.best == nil {
 				e.best = c
 				continue
 			}
-			if n, ok := job.Compare(c.v, e.best.v); ok && n*e.sign > 0 {
+			if n, ok := c.cmp(e.best); ok && n*e.sign > 0 {
 				e.best = c
 			}
 		}

@@ -524,61 +524,16 @@ func (o *oracle) lastOffsets(round int) map[string]map[int32]int64 {
 	return last
 }
 
-// compacted is topic read from the beginning to its end, the last value of
-// each key, tombstones removed: the rows, canonical.
+// compacted is topic's committed records read to the last stable offset
+// (sql.ReadUpsertTopic: aborted transactions of killed runs do not count),
+// the last value of each key, tombstones removed: the rows, canonical.
 func (o *oracle) compacted(topic string) []string {
 	t := o.t
-	cl, err := kgo.NewClient(kgo.SeedBrokers(o.w.Brokers...))
+	ctx, cancel := context.WithTimeout(o.ctx, 60*time.Second)
+	defer cancel()
+	vals, err := sql.ReadUpsertTopic(ctx, o.w.Brokers, topic)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	// read_committed to the last stable offset: what the jobs' committed
-	// checkpoints wrote
-	ends, err := kadm.NewClient(cl).ListCommittedOffsets(o.ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := kgo.NewClient(kgo.SeedBrokers(o.w.Brokers...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	vals := map[string][]byte{}
-	at := map[int32]int64{}
-	pending := map[int32]int64{}
-	ends.Each(func(e kadm.ListedOffset) {
-		if e.Offset > 0 {
-			pending[e.Partition] = e.Offset
-		}
-	})
-	for len(pending) > 0 {
-		if o.ctx.Err() != nil {
-			t.Fatalf("reading %s: %v", topic, o.ctx.Err())
-		}
-		pctx, cancel := context.WithTimeout(o.ctx, 500*time.Millisecond)
-		fs := rd.PollFetches(pctx)
-		cancel()
-		if fs.NumRecords() == 0 {
-			// the last offset may be a commit marker, which is not read
-			for p, end := range pending {
-				if at[p] >= end-1 {
-					delete(pending, p)
-				}
-			}
-		}
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Value == nil {
-				delete(vals, string(r.Key))
-			} else {
-				vals[string(r.Key)] = r.Value
-			}
-			at[r.Partition] = r.Offset + 1
-			if end, ok := pending[r.Partition]; ok && r.Offset+1 >= end {
-				delete(pending, r.Partition)
-			}
-		})
+		t.Fatalf("seed %d: reading %s: %v", o.seed, topic, err)
 	}
 	var rows []string
 	for _, v := range vals {

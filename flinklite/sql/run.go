@@ -2,6 +2,7 @@ package sql
 
 import (
 	"context"
+	bin "encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -396,10 +397,40 @@ func caughtUp(startEnds, pos, next map[string]map[int32]int64, idle bool) bool {
 	return true
 }
 
-// liveKeys reads topic read_committed to its last stable offset: the keys
-// whose last record is not a tombstone.
-func liveKeys(ctx context.Context, base []kgo.Opt, ad *kadm.Client, topic string) (map[string]bool, error) {
-	ends, err := ad.ListCommittedOffsets(ctx, topic)
+// liveKeys reads topic's committed records: the keys whose last record
+// is not a tombstone.
+func liveKeys(ctx context.Context, base []kgo.Opt, _ *kadm.Client, topic string) (map[string]bool, error) {
+	t, err := readUpsert(ctx, base, topic)
+	if err != nil {
+		return nil, err
+	}
+	live := make(map[string]bool, len(t))
+	for k := range t {
+		live[k] = true
+	}
+	return live, nil
+}
+
+// ReadUpsertTopic reads an upsert topic (a job's output) to its last
+// stable offset and returns its committed content compacted: each key's
+// last value, tombstoned keys removed. Records of aborted transactions
+// (a killed run's) do not count.
+func ReadUpsertTopic(ctx context.Context, brokers []string, topic string, opts ...kgo.Opt) (map[string][]byte, error) {
+	return readUpsert(ctx, append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, opts...), topic)
+}
+
+// readUpsert reads read_uncommitted with the control records, keeping a
+// transaction's records until its commit marker (dropped at an abort), so
+// that it knows when it has read every offset up to the last stable one:
+// a read_committed consumer never sees the offsets of aborted records
+// and markers.
+func readUpsert(ctx context.Context, base []kgo.Opt, topic string) (map[string][]byte, error) {
+	cl, err := kgo.NewClient(base...)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := kadm.NewClient(cl).ListCommittedOffsets(ctx, topic)
+	cl.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -409,60 +440,59 @@ func liveKeys(ctx context.Context, base []kgo.Opt, ad *kadm.Client, topic string
 			pending[o.Partition] = o.Offset
 		}
 	})
-	live := map[string]bool{}
+	out := map[string][]byte{}
 	if len(pending) == 0 {
-		return live, nil
+		return out, nil
 	}
 	rd, err := kgo.NewClient(append(base, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
+		kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.KeepControlRecords())...)
 	if err != nil {
 		return nil, err
 	}
 	defer rd.Close()
-	// The last offset before the stable end may be a transaction's commit
-	// marker, which a consumer never sees: a partition read to one short
-	// of its end is done after a poll finds nothing more (and any after 5 s
-	// of nothing: compaction may have removed records at the end).
-	at := map[int32]int64{}
-	quiet := time.Now()
+	apply := func(r *kgo.Record) {
+		if r.Value == nil {
+			delete(out, string(r.Key))
+		} else {
+			out[string(r.Key)] = r.Value
+		}
+	}
+	open := map[int64][]*kgo.Record{} // producer id → its open transaction's records
 	for len(pending) > 0 {
-		pctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-		fs := rd.PollFetches(pctx)
-		cancel()
+		fs := rd.PollFetches(ctx)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		var ferr error
-		fs.EachError(func(t string, p int32, err error) {
-			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
-				ferr = fmt.Errorf("sql: reading %s/%d: %w", t, p, err)
-			}
-		})
+		fs.EachError(func(t string, p int32, err error) { ferr = fmt.Errorf("sql: reading %s/%d: %w", t, p, err) })
 		if ferr != nil {
 			return nil, ferr
 		}
-		if fs.NumRecords() == 0 {
-			for p, end := range pending {
-				if at[p] >= end-1 || time.Since(quiet) > 5*time.Second {
-					delete(pending, p)
-				}
-			}
-			continue
-		}
-		quiet = time.Now()
 		fs.EachRecord(func(r *kgo.Record) {
-			if r.Value == nil {
-				delete(live, string(r.Key))
-			} else {
-				live[string(r.Key)] = true
+			end, ok := pending[r.Partition]
+			if !ok || r.Offset >= end {
+				return
 			}
-			at[r.Partition] = r.Offset + 1
-			if end, ok := pending[r.Partition]; ok && r.Offset+1 >= end {
+			switch {
+			case r.Attrs.IsControl():
+				// control record key: version int16, type int16 (0 abort, 1 commit)
+				if len(r.Key) >= 4 && bin.BigEndian.Uint16(r.Key[2:4]) == 1 {
+					for _, x := range open[r.ProducerID] {
+						apply(x)
+					}
+				}
+				delete(open, r.ProducerID)
+			case r.Attrs.IsTransactional():
+				open[r.ProducerID] = append(open[r.ProducerID], r)
+			default:
+				apply(r)
+			}
+			if r.Offset+1 >= end {
 				delete(pending, r.Partition)
 			}
 		})
 	}
-	return live, nil
+	return out, nil
 }
 
 // recordKey is the JSON of a record key's columns ({"id":1}), numbers

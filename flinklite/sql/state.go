@@ -334,16 +334,21 @@ func (s *sumAcc) decode(b json.RawMessage) error {
 }
 
 func (e *extremumAcc) encode() (json.RawMessage, error) {
-	return encodeMultiset(len(e.values), func(f func(any, int64)) {
+	return encodeMultiset(e.live, func(f func(any, int64)) {
 		for _, c := range e.values {
-			f(c.v, c.n)
+			if c.n > 0 {
+				f(c.v, c.n)
+			}
 		}
 	})
 }
 
 func (e *extremumAcc) decode(b json.RawMessage) error {
-	e.best = nil
+	e.best, e.live = nil, 0
 	return decodeMultiset(b, func(v any, n int64) {
-		e.values[string(appendKey(nil, v))] = &counted{v: v, n: n}
+		c := newCounted(v)
+		c.n = n
+		e.values[string(appendKey(nil, v))] = c
+		e.live++
 	})
 }
