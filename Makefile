@@ -52,10 +52,11 @@ difftest: setup
 	exit $$rc
 
 # Streaming SQL (flinklite/sql): SQLTEST_SEEDS seeded workloads on real
-# PostgreSQL 15 through connectd's connector and the embedded broker, six
-# queries (GROUP BY/HAVING, inner and left joins, joins into GROUP BY, a
-# global aggregate), each upsert topic read compacted compared with the
-# same SELECT on PostgreSQL at every quiescent point (about 8 s a seed).
+# PostgreSQL 15 through connectd's connector and the embedded broker, 9
+# fixed and 6 generated queries, each upsert topic's committed content
+# compared with the same SELECT on PostgreSQL at every quiescent point, the
+# jobs killed (no final checkpoint) mid-round and at a quiescent point and
+# resumed from their checkpoints (about 35 s a seed on a shared machine).
 # make test runs seed 1. SQLTEST_SEED=N reruns one seed.
 SQLTEST_SEEDS ?= 50
 sqltest: setup

@@ -375,7 +375,7 @@ func (e *Env) Run(ctx context.Context, cfg RunConfig) error {
 		// Checkpoint c is committed: only now may the older ones go.
 		lastID = c.ID
 		e.metrics.Checkpoints++
-		info := &CheckpointInfo{ID: c.ID, Completed: e.clock.Now().UTC()}
+		info := &CheckpointInfo{ID: c.ID, Completed: e.clock.Now().UTC(), Offsets: c.Offsets}
 		info.DurationMs = info.Completed.Sub(started).Milliseconds()
 		if cfg.stateInMarker {
 			info.SizeBytes = markerSize

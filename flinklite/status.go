@@ -40,6 +40,10 @@ type CheckpointInfo struct {
 	// SizeBytes is the size of the checkpoint file (Flink's checkpointed
 	// data size).
 	SizeBytes int64 `json:"size_bytes"`
+	// Offsets are the next input offsets the checkpoint committed (topic →
+	// partition → offset): every result of the records before them is
+	// committed.
+	Offsets map[string]map[int32]int64 `json:"-"`
 }
 
 // statusBoard is the part of Env read by other goroutines: the status the

@@ -15,7 +15,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/connectd/connectd/connect"
@@ -41,9 +40,6 @@ type Server struct {
 	tls *tls.Config
 	// forward sends requests to other workers (forward.go).
 	forward *http.Client
-	// sql holds the SQL jobs (sql.go), made on first use.
-	sql     *sqlJobs
-	sqlOnce sync.Once
 }
 
 // ErrorBody is Kafka Connect's error response.
@@ -165,9 +161,7 @@ func (s *Server) Serve() error {
 
 // Shutdown stops accepting requests and waits for in-flight ones.
 func (s *Server) Shutdown(ctx context.Context) error {
-	err := s.e.Shutdown(ctx)
-	s.stopSQLJobs()
-	return err
+	return s.e.Shutdown(ctx)
 }
 
 func (s *Server) errorHandler(err error, c echo.Context) {

@@ -1,14 +1,11 @@
 package rest
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/connectd/connectd/flinklite/sql"
 	"github.com/labstack/echo/v4"
@@ -18,57 +15,25 @@ import (
 // one statement: CREATE TABLE name AS SELECT … or INSERT INTO name SELECT
 // … starts a job writing the upsert topic name (201), EXPLAIN … answers
 // its operator plan (200), an error in the statement is 400 with its line
-// and column. GET /sql/jobs lists the running SQL jobs, DELETE
-// /sql/jobs/{id} stops one (the id is its output topic). The body is the
-// statement's text, or JSON {"statement": "…"}. A FROM table name is the
-// Debezium topic (`shop.public.orders`, quoted with backticks).
+// and column. GET /sql/jobs lists the SQL jobs, DELETE /sql/jobs/{id}
+// removes one (the id is its output topic). The body is the statement's
+// text, or JSON {"statement": "…", "configuration": {"table.exec.state.ttl":
+// "1 h"}} (Flink SQL Gateway's executionConfig keys, sql.ParseConfig). A
+// FROM table name is the Debezium topic (`shop.public.orders`, quoted with
+// backticks).
 //
-// The jobs run on the worker that received them, with their state in
-// memory: they are not persisted, and a worker restart stops them (this
-// slice of issue 19; a job started again re-reads its sources from the
-// beginning and rewrites the same results).
+// The jobs run on the worker that received them and are persisted in its
+// data.dir with their checkpoints (sql.Manager): a worker restart starts
+// them again from their last checkpoint; DELETE removes them durably.
 func (s *Server) routeSQL(e *echo.Echo) {
 	e.POST("/sql", s.postSQL)
 	e.GET("/sql/jobs", s.listSQLJobs)
+	e.GET("/sql/jobs/:id", s.getSQLJob)
 	e.DELETE("/sql/jobs/:id", s.deleteSQLJob)
 }
 
-// sqlJobs are the SQL jobs of this worker, by output topic.
-type sqlJobs struct {
-	mu   sync.Mutex
-	jobs map[string]*sqlJob
-}
-
-type sqlJob struct {
-	q   *sql.Query
-	job *sql.Job
-}
-
 // SQLJobInfo is a SQL job as GET /sql/jobs and POST /sql show it.
-type SQLJobInfo struct {
-	ID      string   `json:"id"`
-	SQL     string   `json:"sql"`
-	Sink    string   `json:"sink"`
-	Sources []string `json:"sources"`
-	Columns []string `json:"columns"`
-	Key     []string `json:"key"`
-	Plan    string   `json:"plan"`
-	State   string   `json:"state"`
-	Trace   string   `json:"trace,omitempty"`
-}
-
-func (j *sqlJob) info() SQLJobInfo {
-	i := SQLJobInfo{ID: j.q.Sink, SQL: j.q.SQL, Sink: j.q.Sink, Sources: j.q.Topics(), Columns: j.q.Columns, Key: j.q.KeyColumns, Plan: j.q.Plan(), State: "RUNNING"}
-	select {
-	case <-j.job.Done():
-		i.State = "STOPPED"
-		if err := j.job.Err(); err != nil {
-			i.State, i.Trace = "FAILED", err.Error()
-		}
-	default:
-	}
-	return i
-}
+type SQLJobInfo = sql.JobInfo
 
 // sqlErrorBody is ErrorBody with the position of an error in the
 // statement.
@@ -88,28 +53,32 @@ func sqlError(c echo.Context, code int, err error) error {
 	return writeJSON(c, code, body)
 }
 
-func (s *Server) sqlRegistry() *sqlJobs {
-	s.sqlOnce.Do(func() { s.sql = &sqlJobs{jobs: map[string]*sqlJob{}} })
-	return s.sql
+func (s *Server) sqlManager(c echo.Context) (*sql.Manager, error) {
+	if s.worker.SQL == nil {
+		return nil, sqlError(c, http.StatusServiceUnavailable, errors.New("SQL jobs are not enabled on this worker"))
+	}
+	return s.worker.SQL, nil
 }
 
 // postSQL answers 201 with the started job, 200 {"plan": …} for EXPLAIN,
-// 400 for an invalid or unsupported statement, 409 when a job already
-// writes the output topic.
+// 400 for an invalid or unsupported statement or configuration, 409 when
+// a job already writes the output topic.
 func (s *Server) postSQL(c echo.Context) error {
 	b, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		return err
 	}
 	text := string(b)
+	var config map[string]string
 	if t := strings.TrimSpace(text); strings.HasPrefix(t, "{") {
 		var req struct {
-			Statement string `json:"statement"`
+			Statement     string            `json:"statement"`
+			Configuration map[string]string `json:"configuration"`
 		}
 		if err := json.Unmarshal(b, &req); err != nil || req.Statement == "" {
-			return sqlError(c, http.StatusBadRequest, errors.New(`the body is a SQL statement, or JSON {"statement": "…"}`))
+			return sqlError(c, http.StatusBadRequest, errors.New(`the body is a SQL statement, or JSON {"statement": "…", "configuration": {…}}`))
 		}
-		text = req.Statement
+		text, config = req.Statement, req.Configuration
 	}
 	q, err := sql.Compile(text, nil)
 	if err != nil {
@@ -121,59 +90,52 @@ func (s *Server) postSQL(c echo.Context) error {
 	if q.Sink == "" {
 		return sqlError(c, http.StatusBadRequest, errors.New("unsupported: an ad-hoc SELECT streaming its changelog to the caller; write CREATE TABLE name AS SELECT … or INSERT INTO name SELECT …"))
 	}
-	reg := s.sqlRegistry()
-	reg.mu.Lock()
-	defer reg.mu.Unlock()
-	if old, ok := reg.jobs[q.Sink]; ok {
-		select {
-		case <-old.job.Done():
-		default:
-			return sqlError(c, http.StatusConflict, errors.New("a SQL job already writes "+q.Sink+" (DELETE /sql/jobs/"+q.Sink+" first)"))
-		}
-	}
-	var opts = s.worker.Herder.InternalKafkaOpts()
-	j, err := sql.Start(context.Background(), q, sql.RunConfig{Brokers: s.worker.Brokers, ClientOpts: opts})
+	m, err := s.sqlManager(c)
 	if err != nil {
+		return err
+	}
+	info, err := m.Submit(c.Request().Context(), q, config)
+	switch {
+	case errors.Is(err, sql.ErrExists):
+		return sqlError(c, http.StatusConflict, errors.New("a SQL job already writes "+q.Sink+" (DELETE /sql/jobs/"+q.Sink+" first)"))
+	case err != nil:
 		return sqlError(c, http.StatusBadRequest, err)
 	}
-	sj := &sqlJob{q: q, job: j}
-	reg.jobs[q.Sink] = sj
-	return writeJSON(c, http.StatusCreated, sj.info())
+	return writeJSON(c, http.StatusCreated, info)
 }
 
 func (s *Server) listSQLJobs(c echo.Context) error {
-	reg := s.sqlRegistry()
-	reg.mu.Lock()
-	defer reg.mu.Unlock()
-	out := []SQLJobInfo{}
-	for _, j := range reg.jobs {
-		out = append(out, j.info())
+	m, err := s.sqlManager(c)
+	if err != nil {
+		return err
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
-	return writeJSON(c, http.StatusOK, out)
+	return writeJSON(c, http.StatusOK, m.List())
 }
 
-// deleteSQLJob stops a job and answers 204 (404 for an unknown id).
-func (s *Server) deleteSQLJob(c echo.Context) error {
-	reg := s.sqlRegistry()
-	reg.mu.Lock()
-	j, ok := reg.jobs[c.Param("id")]
-	delete(reg.jobs, c.Param("id"))
-	reg.mu.Unlock()
-	if !ok {
+func (s *Server) getSQLJob(c echo.Context) error {
+	m, err := s.sqlManager(c)
+	if err != nil {
+		return err
+	}
+	info, err := m.Get(c.Param("id"))
+	if err != nil {
 		return sqlError(c, http.StatusNotFound, errors.New("no SQL job "+c.Param("id")))
 	}
-	_ = j.job.Stop()
-	return c.NoContent(http.StatusNoContent)
+	return writeJSON(c, http.StatusOK, info)
 }
 
-// stopSQLJobs stops every SQL job (server shutdown).
-func (s *Server) stopSQLJobs() {
-	reg := s.sqlRegistry()
-	reg.mu.Lock()
-	defer reg.mu.Unlock()
-	for id, j := range reg.jobs {
-		_ = j.job.Stop()
-		delete(reg.jobs, id)
+// deleteSQLJob stops a job, removes it durably and answers 204 (404 for
+// an unknown id).
+func (s *Server) deleteSQLJob(c echo.Context) error {
+	m, err := s.sqlManager(c)
+	if err != nil {
+		return err
 	}
+	if err := m.Delete(c.Request().Context(), c.Param("id")); err != nil {
+		if errors.Is(err, sql.ErrNotFound) {
+			return sqlError(c, http.StatusNotFound, errors.New("no SQL job "+c.Param("id")))
+		}
+		return sqlError(c, http.StatusInternalServerError, err)
+	}
+	return c.NoContent(http.StatusNoContent)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/connectd/connectd/broker"
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/flinklite/job"
+	"github.com/connectd/connectd/flinklite/sql"
 	"github.com/connectd/connectd/registry"
 )
 
@@ -26,6 +27,9 @@ type Worker struct {
 	// Jobs runs the flinklite jobs of this worker (REST /jobs), persisted
 	// in data.dir/jobs.
 	Jobs *job.Manager
+	// SQL runs the streaming SQL jobs of this worker (REST /sql),
+	// persisted in data.dir/sql.
+	SQL *sql.Manager
 }
 
 // StartWorker starts the embedded broker if needed, then the herder.
@@ -118,6 +122,14 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 		return nil, fmt.Errorf("starting flinklite jobs: %w", err)
 	}
 	w.Jobs = jobs
+	sqlCfg := sql.RunConfig{Brokers: w.Brokers, ClientOpts: h.InternalKafkaOpts()}
+	if w.Broker != nil {
+		sqlCfg.LogSync = w.Broker.Sync
+	}
+	if w.SQL, err = sql.NewManager(cfg.Get("data.dir"), sqlCfg, log); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("starting SQL jobs: %w", err)
+	}
 	return w, nil
 }
 
@@ -160,6 +172,9 @@ func clusterIDOf(ctx context.Context, h *Herder) string {
 // Close stops the jobs (each with a final checkpoint), the herder
 // (flushing offsets) and then the broker.
 func (w *Worker) Close() {
+	if w.SQL != nil {
+		w.SQL.Close()
+	}
 	if w.Jobs != nil {
 		w.Jobs.Close()
 	}

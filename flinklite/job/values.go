@@ -54,3 +54,14 @@ func (d Decimal) Float() float64 { return d.float() }
 
 // AppendString appends d's plain notation (String) to b.
 func (d Decimal) AppendString(b []byte) []byte { return d.append(b) }
+
+// AppendValue appends the checkpoint encoding of a row value: JSON that
+// keeps the kind of each number (Row's MarshalJSON), so a value is the
+// same after a restore.
+func AppendValue(b []byte, v any) ([]byte, error) { return appendValue(b, v) }
+
+// EncodeValues is AppendValue's encoding of a JSON array of values.
+func EncodeValues(vals []any) string { return encodeValues(vals) }
+
+// DecodeValues reads EncodeValues' array.
+func DecodeValues(s string) ([]any, error) { return decodeValues(s) }

@@ -3,9 +3,11 @@ package sql
 import (
 	"fmt"
 	"math/big"
+	"path/filepath"
 	"strconv"
 	"testing"
 
+	"github.com/connectd/connectd/flinklite"
 	"github.com/connectd/connectd/flinklite/job"
 )
 
@@ -14,12 +16,43 @@ import (
 // Each op is one Debezium update of a random-ish key, which is two
 // changes (the retraction of the old row and the insertion of the new);
 // changes/s counts both. The target is ≥ 580k changes/s per core.
-func BenchmarkGroupBy(b *testing.B) {
+func BenchmarkGroupBy(b *testing.B) { benchBackends(b, benchGroupBy) }
+
+// benchBackends runs f with the state in memory (the figure), in
+// Pebble, and in Pebble with a checkpoint (a full snapshot of the state,
+// as Env.Run takes) every 100k ops, about every second at these rates.
+func benchBackends(b *testing.B, f func(b *testing.B, newPipeline func(*Query) *Pipeline, checkpoint func())) {
+	with := func(be flinklite.StateBackend) func(*Query) *Pipeline {
+		return func(q *Query) *Pipeline {
+			return q.newPipeline(&pipelineState{be: be, now: func() int64 { return 0 }}, "")
+		}
+	}
+	b.Run("memory", func(b *testing.B) { f(b, with(flinklite.NewMemoryStateBackend()), nil) })
+	pebble := func(b *testing.B) *flinklite.PebbleStateBackend {
+		pb, err := flinklite.NewPebbleStateBackend(filepath.Join(b.TempDir(), "state"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { pb.Close() })
+		return pb
+	}
+	b.Run("pebble", func(b *testing.B) { f(b, with(pebble(b)), nil) })
+	b.Run("pebble+checkpoints", func(b *testing.B) {
+		pb := pebble(b)
+		f(b, with(pb), func() {
+			if _, err := pb.Snapshot(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+}
+
+func benchGroupBy(b *testing.B, newPipeline func(*Query) *Pipeline, checkpoint func()) {
 	q, err := Compile("CREATE TABLE t AS SELECT customer, COUNT(*) AS n, SUM(amount) AS total, MAX(amount) AS hi FROM orders GROUP BY customer", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := q.NewPipeline()
+	p := newPipeline(q)
 	const keys = 100_000
 	var versions [2][]map[string]any
 	ks := make([]string, keys)
@@ -56,6 +89,12 @@ func BenchmarkGroupBy(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+		if checkpoint != nil && i%100_000 == 99_999 {
+			if _, err := p.Drain(); err != nil {
+				b.Fatal(err)
+			}
+			checkpoint()
+		}
 	}
 	b.StopTimer()
 	b.ReportMetric(2*float64(b.N)/b.Elapsed().Seconds(), "changes/s")
@@ -69,12 +108,14 @@ func bigInt(x int64) *big.Int { return big.NewInt(x) }
 // and one op in 100 an update of a customer's region (two changes that
 // move its ~10 orders between groups). The target is ≥ 170k
 // changes/s per core.
-func BenchmarkJoinGroupBy(b *testing.B) {
+func BenchmarkJoinGroupBy(b *testing.B) { benchBackends(b, benchJoinGroupBy) }
+
+func benchJoinGroupBy(b *testing.B, newPipeline func(*Query) *Pipeline, checkpoint func()) {
 	q, err := Compile("CREATE TABLE t AS SELECT c.region, COUNT(*) AS n, SUM(o.amount) AS total FROM orders o JOIN customers c ON o.customer_id = c.id GROUP BY c.region", nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := q.NewPipeline()
+	p := newPipeline(q)
 	const orders, customers = 100_000, 10_000
 	var ov [2][]map[string]any
 	var cv [2][]map[string]any
@@ -127,6 +168,12 @@ func BenchmarkJoinGroupBy(b *testing.B) {
 			if _, err := p.Drain(); err != nil {
 				b.Fatal(err)
 			}
+		}
+		if checkpoint != nil && i%100_000 == 99_999 {
+			if _, err := p.Drain(); err != nil {
+				b.Fatal(err)
+			}
+			checkpoint()
 		}
 	}
 	b.StopTimer()

@@ -62,19 +62,20 @@
 //     the SELECT list (names: the alias, the column name, else EXPR$i as
 //     Flink); a deleted result row is a tombstone.
 //
-// State (the limit of this slice): the operators' state is in memory and
-// not checkpointed. A job (re)starts by reading its source topics from the
-// beginning and rewriting every result (idempotent upserts). Results are
-// computed per batch of records (Flink's mini-batch), so a replay need not
-// write every intermediate value; a result row that existed when the
-// previous run stopped and no longer exists might then never be written
-// again: the job reads the keys the output topic holds when it starts and,
-// once it has replayed the sources to where they ended then, tombstones
-// those it did not write. So the compacted output is the same after a
-// restart; but a restart costs a full re-read, memory grows with the
-// source tables (no state TTL), and a reader of the uncompacted topic sees
-// replayed values again. Pebble state and checkpoints (flinklite's) are the
-// next step.
+// State: a job (Start) is a flinklite job: Kafka source → Debezium
+// decoder → the query's operators as one flinklite.Operator → the upsert
+// topic through flinklite's transactional Kafka sink. The operators keep
+// their state (join sides by join key, groups with their accumulators) in
+// a flinklite StateBackend, Pebble on disk or in memory
+// (state.backend.type), under table.exec.state.ttl (Flink's, see
+// ParseConfig); each checkpoint commits the results, the state and the
+// input offsets in one Kafka transaction, so a restart resumes from the
+// last checkpoint and read_committed readers see each result once.
+// Results are computed per batch of records (Flink's mini-batch, at every
+// tick, which precedes every checkpoint). A job that starts without a
+// committed checkpoint replays its sources and tombstones the keys the
+// output topic held at its first start that the replay did not write.
+// Manager keeps jobs across worker restarts.
 //
 // Unsupported syntax is an *Error with the line and column of the clause
 // and what is unsupported (never a silently different result): subqueries,

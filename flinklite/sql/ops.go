@@ -1,11 +1,14 @@
 package sql
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
 	"strings"
+	"time"
 
+	"github.com/connectd/connectd/flinklite"
 	"github.com/connectd/connectd/flinklite/job"
 )
 
@@ -27,10 +30,12 @@ type Output struct {
 	Key, Value []byte
 }
 
-// Pipeline is a query's operators and their state (in memory). It is not
-// safe for concurrent use.
+// Pipeline is a query's operators and their state (in a flinklite
+// StateBackend). It is not safe for concurrent use.
 type Pipeline struct {
 	q       *Query
+	st      *pipelineState
+	tables  []*stateTable
 	entries map[int][]operator // slot → its first operator
 	sink    *upsertSink
 	global  *aggOp // an aggregate without GROUP BY: its row exists from the start
@@ -40,14 +45,32 @@ type Pipeline struct {
 	reuse []change
 	// subs are the branches of a UNION ALL.
 	subs []*Pipeline
+	// joins numbers the joins while building.
+	joins int
 }
 
-// NewPipeline builds q's operators.
+// pipelineState is where a pipeline's operators keep their state: the
+// backend, the TTL of idle state (ms, 0: none) and the processing-time
+// clock (ms).
+type pipelineState struct {
+	be  flinklite.StateBackend
+	ttl int64
+	now func() int64
+}
+
+// NewPipeline builds q's operators with their state in memory and no TTL.
 func (q *Query) NewPipeline() *Pipeline {
-	p := &Pipeline{q: q, entries: map[int][]operator{}, sink: &upsertSink{pending: map[string]int{}}}
+	return q.newPipeline(&pipelineState{be: flinklite.NewMemoryStateBackend(), now: func() int64 { return time.Now().UnixMilli() }}, "")
+}
+
+// newPipeline builds q's operators; prefix names its state tables.
+func (q *Query) newPipeline(st *pipelineState, prefix string) *Pipeline {
+	p := &Pipeline{q: q, st: st, entries: map[int][]operator{}, sink: &upsertSink{pending: map[string]int{}}}
 	if q.branches != nil {
-		for _, b := range q.branches {
-			p.subs = append(p.subs, b.NewPipeline())
+		for i, b := range q.branches {
+			sub := b.newPipeline(st, fmt.Sprintf("%su%d.", prefix, i))
+			p.subs = append(p.subs, sub)
+			p.tables = append(p.tables, sub.tables...)
 		}
 		return p
 	}
@@ -56,14 +79,16 @@ func (q *Query) NewPipeline() *Pipeline {
 	case "project":
 		root = &projectOp{q: q, outs: q.plan.outs, slots: q.plan.slots, sink: p.sink}
 	case "aggregate":
-		a := &aggOp{q: q, n: q.plan, groups: map[string]*group{}, sink: p.sink}
+		a := &aggOp{q: q, n: q.plan, sink: p.sink, dirty: map[string]*group{}}
+		a.groups = newStateTable(st.be, prefix+"groups", st.ttl, st.now, a.groupCodec())
+		p.tables = append(p.tables, a.groups)
 		p.agg = a
 		if len(q.plan.groups) == 0 {
 			p.global = a
 		}
 		root = a
 	}
-	p.build(q.plan.in, root)
+	p.build(q.plan.in, root, prefix)
 	if !hasJoin(q.plan) {
 		p.reuse = make([]change, len(q.slots))
 		for i := range p.reuse {
@@ -80,17 +105,55 @@ func hasJoin(n *planNode) bool {
 	return n.kind == "join" || hasJoin(n.in) || hasJoin(n.left) || hasJoin(n.right)
 }
 
-func (p *Pipeline) build(n *planNode, out operator) {
+func (p *Pipeline) build(n *planNode, out operator, prefix string) {
 	switch n.kind {
 	case "scan":
 		p.entries[n.slot] = append(p.entries[n.slot], out)
 	case "filter":
-		p.build(n.in, &filterOp{q: p.q, pred: n.pred, out: out})
+		p.build(n.in, &filterOp{q: p.q, pred: n.pred, out: out}, prefix)
 	case "join":
-		j := &joinOp{q: p.q, n: n, out: out, lstate: map[string]map[string]change{}, rstate: map[string]map[string]change{}}
-		p.build(n.left, joinSide{j, true})
-		p.build(n.right, joinSide{j, false})
+		// tables named by the join's position: join0 is the outermost
+		name := fmt.Sprintf("%sjoin%d.", prefix, p.joins)
+		p.joins++
+		j := &joinOp{q: p.q, n: n, out: out,
+			lstate: newStateTable(p.st.be, name+"left", p.st.ttl, p.st.now, joinCodec()),
+			rstate: newStateTable(p.st.be, name+"right", p.st.ttl, p.st.now, joinCodec())}
+		p.tables = append(p.tables, j.lstate, j.rstate)
+		p.build(n.left, joinSide{j, true}, prefix)
+		p.build(n.right, joinSide{j, false}, prefix)
 	}
+}
+
+// expire removes the state idle for the TTL or longer.
+func (p *Pipeline) expire(now int64) {
+	for _, t := range p.tables {
+		t.expire(now)
+	}
+}
+
+// restored rebuilds what is derived from the state after a restore.
+func (p *Pipeline) restored() {
+	for _, t := range p.tables {
+		t.restored()
+	}
+}
+
+// stateSize is the number of state entries (join keys and groups).
+func (p *Pipeline) stateSize() int {
+	n := 0
+	for _, t := range p.tables {
+		n += t.t.Len()
+	}
+	return n
+}
+
+// expired counts the entries the TTL removed.
+func (p *Pipeline) expired() int64 {
+	var n int64
+	for _, t := range p.tables {
+		n += t.expired
+	}
+	return n
 }
 
 // Start emits the rows a query has before any input: the one row of an
@@ -215,7 +278,7 @@ type joinOp struct {
 	q              *Query
 	n              *planNode
 	out            operator
-	lstate, rstate map[string]map[string]change
+	lstate, rstate *stateTable // join key → row id → row
 	x              evalCtx
 	kb             []byte
 }
@@ -265,6 +328,46 @@ func merge(l, r change, retract bool) change {
 	return out
 }
 
+// rows are the rows of a join side under join key jk.
+func (s *stateTable) rows(jk string) map[string]change {
+	v, ok := s.get(jk)
+	if !ok {
+		return nil
+	}
+	return v.(map[string]change)
+}
+
+// update inserts or retracts row id of c under join key jk and returns
+// how many rows the key has then.
+func (s *stateTable) update(jk, id string, c change) int {
+	m := s.rows(jk)
+	if c.retract {
+		if m == nil {
+			return 0
+		}
+		delete(m, id)
+		if len(m) == 0 {
+			s.del(jk)
+			return 0
+		}
+		if !s.shared {
+			s.put(jk, m)
+		}
+		return len(m)
+	}
+	if m == nil {
+		m = map[string]change{}
+		m[id] = change{rows: c.rows, keys: c.keys}
+		s.put(jk, m)
+		return 1
+	}
+	m[id] = change{rows: c.rows, keys: c.keys}
+	if !s.shared {
+		s.put(jk, m)
+	}
+	return len(m)
+}
+
 func (j *joinOp) push(c change, left bool) error {
 	keys, slots := j.n.rkeys, j.n.right.slots
 	if left {
@@ -277,23 +380,11 @@ func (j *joinOp) push(c change, left bool) error {
 	id := rowID(c, slots)
 	if left {
 		if ok {
-			if c.retract {
-				delete(j.lstate[jk], id)
-				if len(j.lstate[jk]) == 0 {
-					delete(j.lstate, jk)
-				}
-			} else {
-				m := j.lstate[jk]
-				if m == nil {
-					m = map[string]change{}
-					j.lstate[jk] = m
-				}
-				m[id] = change{rows: c.rows, keys: c.keys}
-			}
+			j.lstate.update(jk, id, c)
 		}
-		matches := j.rstate[jk]
-		if !ok {
-			matches = nil
+		var matches map[string]change
+		if ok {
+			matches = j.rstate.rows(jk)
 		}
 		if len(matches) == 0 {
 			if j.n.leftJoin {
@@ -311,22 +402,9 @@ func (j *joinOp) push(c change, left bool) error {
 	if !ok {
 		return nil // a NULL join key matches no left row
 	}
-	before := len(j.rstate[jk])
-	if c.retract {
-		delete(j.rstate[jk], id)
-		if len(j.rstate[jk]) == 0 {
-			delete(j.rstate, jk)
-		}
-	} else {
-		m := j.rstate[jk]
-		if m == nil {
-			m = map[string]change{}
-			j.rstate[jk] = m
-		}
-		m[id] = change{rows: c.rows, keys: c.keys}
-	}
-	after := len(j.rstate[jk])
-	for _, l := range j.lstate[jk] {
+	before := len(j.rstate.rows(jk))
+	after := j.rstate.update(jk, id, c)
+	for _, l := range j.lstate.rows(jk) {
 		if c.retract {
 			if err := j.out.push(merge(l, c, true)); err != nil {
 				return err
@@ -427,20 +505,29 @@ type group struct {
 	rows    int64
 	accs    []acc
 	emitted []byte
-	dirty   bool
+	// tk is the group's state key, pending whether it changed since the
+	// last flush (neither is state).
+	tk      string
+	pending bool
 }
 
 type aggOp struct {
 	q      *Query
 	n      *planNode
-	groups map[string]*group
+	groups *stateTable // group key → *group
 	sink   *upsertSink
 	x      evalCtx
 	kb     []byte
 	vals   []any
 	names  [][]byte // result columns
 	knames [][]byte // key columns
-	dirty  []string // groups changed since the last flush
+	// dirty are the groups changed since the last flush (Flink's
+	// mini-batch bundle), in the order they first changed: flush writes
+	// their results and stores them.
+	// With the in-memory backend without TTL the table's value is the
+	// group itself and dirty is unused.
+	dirty map[string]*group
+	pend  []*group
 }
 
 func (a *aggOp) push(c change) error {
@@ -456,15 +543,38 @@ func (a *aggOp) push(c change) error {
 		kb = appendKey(kb, v)
 	}
 	a.kb = kb
-	g := a.groups[string(kb)]
-	k := ""
+	var g *group
+	if !a.groups.shared {
+		g = a.dirty[string(kb)]
+	}
 	if g == nil {
-		if c.retract {
-			return fmt.Errorf("retraction of a row of group %v that has no rows", a.vals)
+		if v, ok := a.groups.get(string(kb)); ok {
+			g = v.(*group)
+		} else {
+			if c.retract {
+				if a.groups.ttl > 0 {
+					// the group's state expired: Flink ignores the
+					// retraction (no accumulator is created for it)
+					return nil
+				}
+				return fmt.Errorf("retraction of a row of group %v that has no rows", a.vals)
+			}
+			g = a.newGroup(append([]any(nil), a.vals...))
+			g.tk = string(kb)
+			if a.groups.shared {
+				a.groups.put(g.tk, g)
+			}
 		}
-		k = string(kb)
-		g = a.newGroup(append([]any(nil), a.vals...))
-		a.groups[k] = g
+	}
+	if !g.pending {
+		if g.tk == "" {
+			g.tk = string(kb)
+		}
+		g.pending = true
+		a.pend = append(a.pend, g)
+		if !a.groups.shared {
+			a.dirty[g.tk] = g
+		}
 	}
 	for i, s := range a.n.aggs {
 		var v any = int64(1)
@@ -483,27 +593,21 @@ func (a *aggOp) push(c change) error {
 	} else {
 		g.rows++
 	}
-	if !g.dirty { // written at the end of the batch (Flink's mini-batch)
-		if k == "" {
-			k = string(kb)
-		}
-		g.dirty = true
-		a.dirty = append(a.dirty, k)
-	}
 	return nil
 }
 
-// flush writes the groups changed since the last flush.
+// flush writes the results of the groups changed since the last flush
+// and stores them.
 func (a *aggOp) flush() error {
-	for _, k := range a.dirty {
-		if g := a.groups[k]; g != nil && g.dirty {
-			g.dirty = false
-			if err := a.touch(k, g); err != nil {
-				return err
-			}
+	for _, g := range a.pend {
+		g.pending = false
+		if err := a.touch(g.tk, g); err != nil {
+			return err
 		}
 	}
-	a.dirty = a.dirty[:0]
+	clear(a.dirty)
+	clear(a.pend)
+	a.pend = a.pend[:0]
 	return nil
 }
 
@@ -519,22 +623,26 @@ func (a *aggOp) newGroup(vals []any) *group {
 	return g
 }
 
-// touch writes group k's new result (or its deletion) when it changed.
+// touch writes group k's new result (or its deletion) when it changed,
+// and stores the group (nil: the group of a query without GROUP BY, made
+// if it does not exist).
 func (a *aggOp) touch(k string, g *group) error {
 	if g == nil {
-		if g = a.groups[k]; g == nil {
+		if v, ok := a.groups.get(k); ok {
+			g = v.(*group)
+		} else {
 			g = a.newGroup(nil)
-			a.groups[k] = g
 		}
 	}
 	key := g.key
 	if g.rows == 0 && len(a.n.groups) > 0 {
-		delete(a.groups, k)
+		a.groups.del(k)
 		if g.emitted != nil {
 			a.sink.put(key, nil)
 		}
 		return nil
 	}
+	defer a.groups.put(k, g)
 	x := &a.x
 	x.rows, x.slots, x.err = nil, a.q.slots, nil
 	x.vals = append(x.vals[:0], g.vals...)
@@ -581,6 +689,9 @@ func (a *aggOp) key(g *group) []byte {
 type acc interface {
 	update(v any, retract bool) error
 	result() any
+	// encode and decode are the accumulator's state in checkpoints.
+	encode() (json.RawMessage, error)
+	decode(json.RawMessage) error
 }
 
 func newAcc(fn string) acc {
@@ -738,16 +849,56 @@ func (s *sumAcc) result() any {
 }
 
 // extremumAcc is MIN or MAX over a multiset of the non-NULL values, so
-// that retracting the extremum falls back to the next value.
+// that retracting the extremum falls back to the next value. An entry
+// whose count drops to 0 stays (dead) until the dead ones outnumber the
+// live ones, so a value retracted and inserted again (an update) costs no
+// allocation; values that are int64s, or Decimals of one scale with an
+// int64 unscaled value, compare as int64s.
 type extremumAcc struct {
 	sign   int // -1 MIN, 1 MAX
 	values map[string]*counted
+	live   int      // entries with n > 0
 	best   *counted // nil: recompute
 }
 
 type counted struct {
 	v any
 	n int64
+	// fast: v is u at scale sc (intScale: an int64)
+	u    int64
+	sc   int32
+	fast bool
+}
+
+// intScale marks the int64 form of an int64 (no Decimal has this scale in
+// practice; one that has compares the slow way).
+const intScale = math.MinInt32
+
+func newCounted(v any) *counted {
+	c := &counted{v: v}
+	switch x := v.(type) {
+	case int64:
+		c.u, c.sc, c.fast = x, intScale, true
+	case job.Decimal:
+		if x.Unscaled.IsInt64() && x.Scale != intScale {
+			c.u, c.sc, c.fast = x.Unscaled.Int64(), x.Scale, true
+		}
+	}
+	return c
+}
+
+// cmp orders a and b: the int64 form when both have one of one scale.
+func (a *counted) cmp(b *counted) (int, bool) {
+	if a.fast && b.fast && a.sc == b.sc {
+		switch {
+		case a.u < b.u:
+			return -1, true
+		case a.u > b.u:
+			return 1, true
+		}
+		return 0, true
+	}
+	return job.Compare(a.v, b.v)
 }
 
 func (e *extremumAcc) update(v any, retract bool) error {
@@ -758,29 +909,39 @@ func (e *extremumAcc) update(v any, retract bool) error {
 	kb := appendKey(buf[:0], v)
 	c := e.values[string(kb)] // no allocation for a lookup
 	if retract {
-		if c == nil {
+		if c == nil || c.n == 0 {
 			return fmt.Errorf("retraction of %v, which is not in the group", v)
 		}
 		if c.n--; c.n == 0 {
-			delete(e.values, string(kb))
+			e.live--
 			if e.best == c {
 				e.best = nil
+			}
+			if dead := len(e.values) - e.live; dead > 8 && dead > e.live {
+				for k, x := range e.values {
+					if x.n == 0 {
+						delete(e.values, k)
+					}
+				}
 			}
 		}
 		return nil
 	}
 	if c == nil {
-		c = &counted{v: v}
+		c = newCounted(v)
 		e.values[string(kb)] = c
+	}
+	if c.n == 0 {
+		e.live++
 		if e.best != nil {
-			n, ok := job.Compare(v, e.best.v)
+			n, ok := c.cmp(e.best)
 			if !ok {
 				return fmt.Errorf("cannot compare %v (%T) with %v (%T)", v, v, e.best.v, e.best.v)
 			}
 			if n*e.sign > 0 {
 				e.best = c
 			}
-		} else if len(e.values) == 1 {
+		} else if e.live == 1 {
 			e.best = c
 		}
 	}
@@ -789,16 +950,19 @@ func (e *extremumAcc) update(v any, retract bool) error {
 }
 
 func (e *extremumAcc) result() any {
-	if len(e.values) == 0 {
+	if e.live == 0 {
 		return nil
 	}
 	if e.best == nil {
 		for _, c := range e.values {
+			if c.n == 0 {
+				continue
+			}
 			if e.best == nil {
 				e.best = c
 				continue
 			}
-			if n, ok := job.Compare(c.v, e.best.v); ok && n*e.sign > 0 {
+			if n, ok := c.cmp(e.best); ok && n*e.sign > 0 {
 				e.best = c
 			}
 		}

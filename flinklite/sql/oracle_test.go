@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -118,8 +119,13 @@ func freeAddr(t *testing.T) string {
 // customers and orders (join keys, group keys, primary keys, NULLs); at
 // each quiescent point every output topic read compacted equals the same
 // SELECT on PostgreSQL, as sorted row sets with numbers compared exactly.
-// After the second check every job is stopped and started again (its
-// in-memory state rebuilt by re-reading the sources from the beginning).
+// Every job is killed (Job.Kill: no final checkpoint, its transaction
+// left open, as a SIGKILL of the process; the test's in-process worker
+// cannot be killed itself) at a random point of each round's changes and
+// after the first check, and stopped cleanly after the second; each time
+// it is started again from its last committed checkpoint, so results are
+// read read_committed. Odd seeds keep the state in Pebble, even ones in
+// memory; checkpoints every 200 ms.
 // Besides the fixed queries, each seed runs SQLTEST_QUERIES (default 6)
 // random ones of the supported grammar (genQuery). SQLTEST_SEEDS=N runs
 // seeds 1..N, SQLTEST_SEED=S one seed.
@@ -144,7 +150,7 @@ func TestOracle(t *testing.T) {
 		start := time.Now()
 		o := &oracle{t: t, ctx: ctx, pg: pg, w: w, seed: seed, rng: rand.New(rand.NewSource(seed)), db: fmt.Sprintf("sq%d", seed)}
 		rows := o.run()
-		t.Logf("seed %d: %d fixed and %d generated queries, %d changes, %d checks, %d result rows compared: equal (%s)", seed, len(oracleQueries), len(o.sels)-len(oracleQueries), o.changes, o.checks, rows, time.Since(start).Round(time.Millisecond))
+		t.Logf("seed %d: %d fixed and %d generated queries, %d changes, %d checks, %d kills, %d result rows compared: equal (%s)", seed, len(oracleQueries), len(o.sels)-len(oracleQueries), o.changes, o.checks, o.kills, rows, time.Since(start).Round(time.Millisecond))
 	}
 }
 
@@ -161,6 +167,7 @@ type oracle struct {
 	sels    []string // the queries: oracleQueries, then generated ones
 	changes int
 	checks  int
+	kills   int
 
 	customers map[int]bool
 	orders    map[int]bool
@@ -253,23 +260,68 @@ func (o *oracle) run() int {
 	for i := 0; i < generatedQueries(t); i++ {
 		o.sels = append(o.sels, genQuery(qr))
 	}
+	// Odd seeds keep the operators' state in Pebble, even ones in memory;
+	// both checkpoint every 200 ms.
+	backend := "rocksdb"
+	if o.seed%2 == 0 {
+		backend = "hashmap"
+	}
+	dir := t.TempDir()
+	cfgOf := func(i int) sql.RunConfig {
+		return sql.RunConfig{Brokers: o.w.Brokers, JobID: fmt.Sprintf("sql-%s_q%d", o.db, i), Dir: filepath.Join(dir, fmt.Sprint(i)),
+			Config: map[string]string{"execution.checkpointing.interval": "200 ms", "state.backend.type": backend}}
+	}
 	for i, sel := range o.sels {
 		q, err := sql.Compile(fmt.Sprintf("CREATE TABLE %s_q%d AS %s", o.db, i, sel), tables)
 		if err != nil {
 			t.Fatalf("seed %d query %d: %v\n%s", o.seed, i, err, sel)
 		}
-		j, err := sql.Start(o.ctx, q, sql.RunConfig{Brokers: o.w.Brokers})
+		j, err := sql.Start(o.ctx, q, cfgOf(i))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer j.Stop()
 		jobs = append(jobs, j)
 		queries = append(queries, q)
+	}
+	defer func() {
+		for _, j := range jobs {
+			j.Stop()
+		}
+	}()
+	// kill stops every job as a SIGKILL would (no final checkpoint, its
+	// open transaction left to be aborted) and starts it again from its
+	// last committed checkpoint.
+	restart := func(stop func(j *sql.Job) error) {
+		errs := make([]error, len(jobs))
+		var wg sync.WaitGroup
+		for i, j := range jobs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if errs[i] = stop(j); errs[i] == nil {
+					jobs[i], errs[i] = sql.Start(o.ctx, queries[i], cfgOf(i))
+				}
+			}()
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("seed %d query %d: restart: %v", o.seed, i, err)
+			}
+		}
+	}
+	kill := func() {
+		restart(func(j *sql.Job) error { j.Kill(); return nil })
+		o.kills++
 	}
 	compared := 0
 	for round := 1; round <= 3; round++ {
 		n := 40 + o.rng.Intn(40)
+		killAt := o.rng.Intn(n) // a kill in the middle of the changes
 		for i := 0; i < n; i++ {
+			if i == killAt {
+				kill()
+			}
 			if o.rng.Intn(6) == 0 { // a few changes in one transaction
 				o.exec("BEGIN")
 				for k := 0; k < 2+o.rng.Intn(4); k++ {
@@ -282,18 +334,13 @@ func (o *oracle) run() int {
 		}
 		o.exec(fmt.Sprintf("UPDATE sentinel SET n = %d WHERE id = 1", round))
 		compared += o.check(round, cl, jobs, queries)
-		if round == 2 {
-			// A restart: the state is in memory, so the new jobs re-read the
-			// sources from the beginning and rewrite the same results.
-			for i, j := range jobs {
-				if err := j.Stop(); err != nil {
-					t.Fatalf("seed %d query %d: %v", o.seed, i, err)
-				}
-				if jobs[i], err = sql.Start(o.ctx, queries[i], sql.RunConfig{Brokers: o.w.Brokers}); err != nil {
-					t.Fatal(err)
-				}
-				defer jobs[i].Stop()
-			}
+		switch round {
+		case 1:
+			// A kill at the quiescent point.
+			kill()
+		case 2:
+			// A clean stop (final checkpoint) and a start: the job restores it.
+			restart((*sql.Job).Stop)
 		}
 	}
 	return compared
@@ -477,47 +524,16 @@ func (o *oracle) lastOffsets(round int) map[string]map[int32]int64 {
 	return last
 }
 
-// compacted is topic read from the beginning to its end, the last value of
-// each key, tombstones removed: the rows, canonical.
+// compacted is topic's committed records read to the last stable offset
+// (sql.ReadUpsertTopic: aborted transactions of killed runs do not count),
+// the last value of each key, tombstones removed: the rows, canonical.
 func (o *oracle) compacted(topic string) []string {
 	t := o.t
-	cl, err := kgo.NewClient(kgo.SeedBrokers(o.w.Brokers...))
+	ctx, cancel := context.WithTimeout(o.ctx, 60*time.Second)
+	defer cancel()
+	vals, err := sql.ReadUpsertTopic(ctx, o.w.Brokers, topic)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ends, err := kadm.NewClient(cl).ListEndOffsets(o.ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rd, err := kgo.NewClient(kgo.SeedBrokers(o.w.Brokers...), kgo.ConsumeTopics(topic),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	vals := map[string][]byte{}
-	pending := map[int32]int64{}
-	ends.Each(func(e kadm.ListedOffset) {
-		if e.Offset > 0 {
-			pending[e.Partition] = e.Offset
-		}
-	})
-	for len(pending) > 0 {
-		if o.ctx.Err() != nil {
-			t.Fatalf("reading %s: %v", topic, o.ctx.Err())
-		}
-		fs := rd.PollFetches(o.ctx)
-		fs.EachRecord(func(r *kgo.Record) {
-			if r.Value == nil {
-				delete(vals, string(r.Key))
-			} else {
-				vals[string(r.Key)] = r.Value
-			}
-			if end, ok := pending[r.Partition]; ok && r.Offset+1 >= end {
-				delete(pending, r.Partition)
-			}
-		})
+		t.Fatalf("seed %d: reading %s: %v", o.seed, topic, err)
 	}
 	var rows []string
 	for _, v := range vals {

@@ -2,8 +2,13 @@ package sql
 
 import (
 	"context"
+	bin "encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
@@ -25,27 +30,54 @@ type RunConfig struct {
 	// OutputPartitions is the partition count of the output topic when
 	// Start creates it (default 1).
 	OutputPartitions int32
+	// JobID names the job's Kafka transactional id and checkpoint marker
+	// topic; Dir holds its checkpoints and state (Manager sets both).
+	JobID string
+	Dir   string
+	// Config is the job's configuration (ParseConfig).
+	Config map[string]string
+	// LogSync, when set, makes what Kafka acknowledged durable (the
+	// embedded broker's Sync), as flinklite.RunConfig.LogSync.
+	LogSync func() error
 }
 
-// Job is a running query: it reads the source topics from the beginning
-// (read_committed), runs the changes through the Pipeline and writes the
-// results to the output topic (idempotent producer).
+// Job is a running query, a flinklite job: a Kafka source of the query's
+// topics (read_committed), the Debezium changelog decoder, the query's
+// operators (one flinklite.Operator whose state is in the job's
+// StateBackend) and the upsert output topic written in Kafka
+// transactions. Every checkpoint (execution.checkpointing.interval)
+// commits the results so far together with the operators' state and the
+// input offsets (flinklite's exactly-once protocol), so a restart resumes
+// from the last checkpoint instead of re-reading the sources, and a
+// read_committed reader of the output sees each result change once.
 type Job struct {
 	q      *Query
+	env    *flinklite.Env
 	cancel context.CancelFunc
 	done   chan struct{}
 
 	mu  sync.Mutex
-	pos map[string]map[int32]int64 // next offset whose results are written
 	err error
 }
 
-// Start runs q (which must have a Sink) until Stop or an error. The
-// source topics must exist; the output topic is created (compacted) if it
-// does not.
+// Start runs q (which must have a Sink) until Stop or an error, with its
+// checkpoints and state under cfg.Dir and cfg.JobID its Kafka
+// transactional id (the same across restarts of the job). The source
+// topics must exist; the output topic is created (compacted) if it does
+// not. Without a committed checkpoint the job reads its sources from the
+// beginning; a result key the output topic holds that the replay does not
+// write is then deleted (a tombstone) once the job has read its sources
+// to where they ended at the start.
 func Start(ctx context.Context, q *Query, cfg RunConfig) (*Job, error) {
 	if q.Sink == "" {
 		return nil, errors.New("sql: the query has no result table (CREATE TABLE name AS SELECT … or INSERT INTO name SELECT …)")
+	}
+	if cfg.Dir == "" || cfg.JobID == "" {
+		return nil, errors.New("sql: RunConfig.Dir and JobID are required (the job's checkpoints and transactional id)")
+	}
+	settings, err := ParseConfig(cfg.Config)
+	if err != nil {
+		return nil, err
 	}
 	base := append([]kgo.Opt{kgo.SeedBrokers(cfg.Brokers...)}, cfg.ClientOpts...)
 	adm, err := kgo.NewClient(base...)
@@ -71,46 +103,72 @@ func Start(ctx context.Context, q *Query, cfg RunConfig) (*Job, error) {
 	if _, err := ad.CreateTopic(ctx, parts, -1, map[string]*string{"cleanup.policy": &compact}, q.Sink); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		return nil, fmt.Errorf("sql: creating the output topic %s: %w", q.Sink, err)
 	}
-	// What a previous run left in the output topic: the keys this run
-	// must write again or delete once it has replayed the sources as they
-	// are now (a key the replay never writes is a row that no longer
-	// exists; a tombstone removes it).
-	stale, err := liveKeys(ctx, base, ad, q.Sink)
-	if err != nil {
+	op := &queryOp{q: q, pos: map[string]map[int32]int64{}}
+	// What a previous run (or a deleted job of the same table) left in
+	// the output topic, read_committed when the job first starts: the keys
+	// it must write again or delete once it has replayed the sources to
+	// where they ended then. Kept in <Dir>/stale.json: until the job's
+	// first checkpoint commits, nothing it wrote is committed, so a start
+	// without a committed checkpoint uses the same set; a restored
+	// checkpoint replaces it with its own (none once its replay ended).
+	if err := op.loadStale(ctx, base, ad, filepath.Join(cfg.Dir, "stale.json")); err != nil {
 		return nil, err
 	}
-	ends, err := ad.ListEndOffsets(ctx, q.Topics()...)
-	if err != nil {
-		return nil, err
-	}
-	startEnds := map[string]map[int32]int64{}
-	ends.Each(func(o kadm.ListedOffset) {
-		if o.Err == nil && o.Offset > 0 {
-			if startEnds[o.Topic] == nil {
-				startEnds[o.Topic] = map[int32]int64{}
-			}
-			startEnds[o.Topic][o.Partition] = o.Offset
+	var be flinklite.StateBackend
+	var pebble *flinklite.PebbleStateBackend
+	if settings.StateBackend == "rocksdb" {
+		// a working copy, emptied on open: the state is the checkpoint's
+		if pebble, err = flinklite.NewPebbleStateBackend(filepath.Join(cfg.Dir, "state")); err != nil {
+			return nil, err
 		}
+		be = pebble
+	} else {
+		be = flinklite.NewMemoryStateBackend()
+	}
+	env := flinklite.NewEnv()
+	op.p = q.newPipeline(&pipelineState{be: be, ttl: settings.StateTTL.Milliseconds(), now: func() int64 { return time.Now().UnixMilli() }}, "")
+	op.be = be
+	msgs, err := flinklite.FromKafka(ctx, env, cfg.Brokers, q.Topics(), cfg.ClientOpts...)
+	if err != nil {
+		if pebble != nil {
+			pebble.Close()
+		}
+		return nil, err
+	}
+	// positions read, for the end of the replay (stale keys)
+	msgs = flinklite.Map(msgs, func(m flinklite.Message) flinklite.Message {
+		if op.stale != nil {
+			if op.pos[m.Topic] == nil {
+				op.pos[m.Topic] = map[int32]int64{}
+			}
+			op.pos[m.Topic][m.Partition] = m.Offset + 1
+			op.read++
+		}
+		return m
 	})
-	cons, err := kgo.NewClient(append(base, kgo.ConsumeTopics(q.Topics()...),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchIsolationLevel(kgo.ReadCommitted()))...)
-	if err != nil {
-		return nil, err
-	}
-	prod, err := kgo.NewClient(append(base, kgo.DefaultProduceTopic(q.Sink), kgo.ProducerLinger(0))...)
-	if err != nil {
-		cons.Close()
-		return nil, err
-	}
+	conv := converters.NewJSONConverter()
+	rows := flinklite.DebeziumChanges(msgs, func(st *connect.Struct, meta flinklite.ChangeMeta) (srcRow, error) {
+		key, err := recordKey(conv, meta.Topic, meta.Key)
+		if err != nil {
+			return srcRow{}, err
+		}
+		return srcRow{Topic: meta.Topic, Key: key, Fields: structFields(st)}, nil
+	})
+	outs := flinklite.Apply[srcRow, Output](rows, "sql", op)
+	flinklite.ToKafka(outs, q.Sink, func(c flinklite.Change[Output]) ([]byte, []byte, error) {
+		return c.Value.Key, c.Value.Value, nil
+	})
 	ctx, cancel := context.WithCancel(ctx)
-	j := &Job{q: q, cancel: cancel, done: make(chan struct{}), pos: map[string]map[int32]int64{}}
+	j := &Job{q: q, env: env, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(j.done)
-		defer cons.Close()
-		defer prod.Close()
-		err := j.run(ctx, cons, prod, stale, startEnds)
-		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-			err = nil
+		err := env.Run(ctx, flinklite.RunConfig{
+			JobID: cfg.JobID, Brokers: cfg.Brokers, ClientOpts: cfg.ClientOpts,
+			CheckpointDir: filepath.Join(cfg.Dir, "checkpoints"), CheckpointInterval: settings.CheckpointInterval,
+			LogSync: cfg.LogSync,
+		})
+		if pebble != nil {
+			pebble.Close()
 		}
 		j.mu.Lock()
 		j.err = err
@@ -119,107 +177,206 @@ func Start(ctx context.Context, q *Query, cfg RunConfig) (*Job, error) {
 	return j, nil
 }
 
-// srcRow is a decoded row image with its topic and record key.
-type srcRow struct {
-	topic, key string
-	fields     map[string]any
+// staleFile is stale.json.
+type staleFile struct {
+	Keys      []string                   `json:"keys"`
+	StartEnds map[string]map[int32]int64 `json:"start_ends"`
 }
 
-func (j *Job) run(ctx context.Context, cons, prod *kgo.Client, stale map[string]bool, startEnds map[string]map[int32]int64) error {
-	p := j.q.NewPipeline()
-	env := flinklite.NewEnv()
-	in := flinklite.NewInput[flinklite.Message](env, 1)
-	conv := converters.NewJSONConverter()
-	rows := flinklite.DebeziumChanges(in.Stream(), func(st *connect.Struct, meta flinklite.ChangeMeta) (srcRow, error) {
-		key, err := recordKey(conv, meta.Topic, meta.Key)
-		if err != nil {
-			return srcRow{}, err
+func (o *queryOp) loadStale(ctx context.Context, base []kgo.Opt, ad *kadm.Client, path string) error {
+	var f staleFile
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &f); err != nil {
+			return fmt.Errorf("sql: %s: %w", path, err)
 		}
-		return srcRow{topic: meta.Topic, key: key, fields: structFields(st)}, nil
-	})
-	flinklite.Sink(rows, func(c flinklite.Change[srcRow]) {
-		if err := p.Push(c.Value.topic, c.Value.key, c.Value.fields, c.Retract); err != nil {
-			env.Fail(fmt.Errorf("sql: %s: %w", c.Value.topic, err))
-		}
-	})
-	if err := p.Start(); err != nil {
-		return err
-	}
-	write := func() error {
-		outs, err := p.Drain()
+	} else {
+		live, err := liveKeys(ctx, base, ad, o.q.Sink)
 		if err != nil {
 			return err
 		}
-		if len(outs) == 0 {
-			return nil
+		for k := range live {
+			f.Keys = append(f.Keys, k)
 		}
-		recs := make([]*kgo.Record, len(outs))
-		for i, o := range outs {
-			recs[i] = &kgo.Record{Key: o.Key, Value: o.Value}
-			delete(stale, string(o.Key))
-		}
-		return prod.ProduceSync(ctx, recs...).FirstErr()
-	}
-	if err := write(); err != nil {
-		return err
-	}
-	for {
-		pctx, pcancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		fs := cons.PollFetches(pctx)
-		pcancel()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		var ferr error
-		fs.EachError(func(t string, p int32, err error) {
-			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && ferr == nil {
-				ferr = fmt.Errorf("sql: fetching %s/%d: %w", t, p, err)
-			}
-		})
-		if ferr != nil {
-			return ferr
-		}
-		next := map[string]map[int32]int64{}
-		var perr error
-		fs.EachRecord(func(r *kgo.Record) {
-			if perr != nil {
-				return
-			}
-			perr = in.Emit(0, flinklite.Message{Topic: r.Topic, Partition: r.Partition, Offset: r.Offset, Key: r.Key, Value: r.Value, Timestamp: r.Timestamp})
-			if next[r.Topic] == nil {
-				next[r.Topic] = map[int32]int64{}
-			}
-			next[r.Topic][r.Partition] = r.Offset + 1
-		})
-		if perr != nil {
-			return perr
-		}
-		if err := write(); err != nil {
+		sort.Strings(f.Keys)
+		ends, err := ad.ListEndOffsets(ctx, o.q.Topics()...)
+		if err != nil {
 			return err
 		}
-		if stale != nil && caughtUp(startEnds, j.pos, next, fs.NumRecords() == 0) {
-			// the replay is done: what it did not write is gone
-			recs := make([]*kgo.Record, 0, len(stale))
-			for k := range stale {
-				recs = append(recs, &kgo.Record{Key: []byte(k)})
+		f.StartEnds = map[string]map[int32]int64{}
+		ends.Each(func(e kadm.ListedOffset) {
+			if e.Err == nil && e.Offset > 0 {
+				if f.StartEnds[e.Topic] == nil {
+					f.StartEnds[e.Topic] = map[int32]int64{}
+				}
+				f.StartEnds[e.Topic][e.Partition] = e.Offset
 			}
-			if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-				return err
-			}
-			stale = nil
+		})
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
 		}
-		j.mu.Lock()
-		for t, ps := range next {
-			if j.pos[t] == nil {
-				j.pos[t] = map[int32]int64{}
-			}
-			for p, o := range ps {
-				j.pos[t][p] = o
-			}
+		b, _ := json.Marshal(f)
+		if err := writeSynced(path, b); err != nil {
+			return err
 		}
-		j.mu.Unlock()
 	}
+	o.stale = make(map[string]bool, len(f.Keys))
+	for _, k := range f.Keys {
+		o.stale[k] = true
+	}
+	o.startEnds = f.StartEnds
+	return nil
 }
+
+// srcRow is a decoded row image with its topic and record key; its JSON
+// (the Debezium decoder's checkpointed last row per key) keeps the kind
+// of every value (job.Row's).
+type srcRow struct {
+	Topic  string
+	Key    string
+	Fields map[string]any
+}
+
+func (r srcRow) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		T string  `json:"t"`
+		K string  `json:"k"`
+		R job.Row `json:"r"`
+	}{r.Topic, r.Key, job.Row{Fields: r.Fields}})
+}
+
+func (r *srcRow) UnmarshalJSON(b []byte) error {
+	var w struct {
+		T string  `json:"t"`
+		K string  `json:"k"`
+		R job.Row `json:"r"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	r.Topic, r.Key, r.Fields = w.T, w.K, w.R.Fields
+	if r.Fields == nil {
+		r.Fields = map[string]any{}
+	}
+	return nil
+}
+
+// queryOp runs the Pipeline as a flinklite operator: changes in, result
+// changes out at every tick (a mini-batch, before every checkpoint).
+type queryOp struct {
+	q       *Query
+	p       *Pipeline
+	be      flinklite.StateBackend
+	started bool
+	// stale are the output keys of a previous run not yet written by a
+	// replay from the beginning, startEnds where the sources ended when
+	// it started, pos how far it read (nil stale: none to delete).
+	stale     map[string]bool
+	startEnds map[string]map[int32]int64
+	pos       map[string]map[int32]int64
+	read      int64 // messages read, so a tick knows whether a poll found any
+	lastRead  int64
+}
+
+// queryState is queryOp's checkpoint.
+type queryState struct {
+	State     json.RawMessage            `json:"state"`
+	Stale     []string                   `json:"stale,omitempty"`
+	StartEnds map[string]map[int32]int64 `json:"start_ends,omitempty"`
+	Pos       map[string]map[int32]int64 `json:"pos,omitempty"`
+}
+
+func (o *queryOp) start() error {
+	if o.started {
+		return nil
+	}
+	o.started = true
+	return o.p.Start()
+}
+
+func (o *queryOp) ProcessElement(c flinklite.Change[srcRow], _ func(Output, bool)) error {
+	if err := o.start(); err != nil {
+		return err
+	}
+	if err := o.p.Push(c.Value.Topic, c.Value.Key, c.Value.Fields, c.Retract); err != nil {
+		return fmt.Errorf("sql: %s: %w", c.Value.Topic, err)
+	}
+	return nil
+}
+
+func (o *queryOp) OnTick(now time.Time, emit func(Output, bool)) error {
+	if err := o.start(); err != nil {
+		return err
+	}
+	outs, err := o.p.Drain()
+	if err != nil {
+		return err
+	}
+	for _, out := range outs {
+		if o.stale != nil {
+			delete(o.stale, string(out.Key))
+		}
+		emit(out, false)
+	}
+	idle := o.read == o.lastRead
+	o.lastRead = o.read
+	if o.stale != nil && caughtUp(o.startEnds, o.pos, nil, idle) {
+		// the replay is done: what it did not write is gone
+		keys := make([]string, 0, len(o.stale))
+		for k := range o.stale {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			emit(Output{Key: []byte(k)}, false)
+		}
+		o.stale, o.startEnds, o.pos = nil, nil, nil
+	}
+	o.p.expire(now.UnixMilli())
+	return nil
+}
+
+func (o *queryOp) Snapshot() (json.RawMessage, error) {
+	st, err := o.be.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	w := queryState{State: st}
+	if o.stale != nil {
+		w.Stale = make([]string, 0, len(o.stale))
+		for k := range o.stale {
+			w.Stale = append(w.Stale, k)
+		}
+		sort.Strings(w.Stale)
+		w.StartEnds, w.Pos = o.startEnds, o.pos
+		if w.Pos == nil {
+			w.Pos = map[string]map[int32]int64{}
+		}
+	}
+	return json.Marshal(w)
+}
+
+func (o *queryOp) Restore(b json.RawMessage) error {
+	var w queryState
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	if err := o.be.Restore(w.State); err != nil {
+		return err
+	}
+	o.p.restored()
+	o.started = true
+	o.stale, o.startEnds, o.pos = nil, nil, map[string]map[int32]int64{}
+	if w.Pos != nil {
+		o.stale = map[string]bool{}
+		for _, k := range w.Stale {
+			o.stale[k] = true
+		}
+		o.startEnds, o.pos = w.StartEnds, w.Pos
+	}
+	return nil
+}
+
+func (o *queryOp) StateSize() int { return o.p.stateSize() }
 
 // caughtUp says whether the job has read its sources to where they ended
 // when it started: every partition's position (pos, updated by next) at
@@ -240,10 +397,40 @@ func caughtUp(startEnds, pos, next map[string]map[int32]int64, idle bool) bool {
 	return true
 }
 
-// liveKeys reads topic to its end: the keys whose last record is not a
-// tombstone.
-func liveKeys(ctx context.Context, base []kgo.Opt, ad *kadm.Client, topic string) (map[string]bool, error) {
-	ends, err := ad.ListEndOffsets(ctx, topic)
+// liveKeys reads topic's committed records: the keys whose last record
+// is not a tombstone.
+func liveKeys(ctx context.Context, base []kgo.Opt, _ *kadm.Client, topic string) (map[string]bool, error) {
+	t, err := readUpsert(ctx, base, topic)
+	if err != nil {
+		return nil, err
+	}
+	live := make(map[string]bool, len(t))
+	for k := range t {
+		live[k] = true
+	}
+	return live, nil
+}
+
+// ReadUpsertTopic reads an upsert topic (a job's output) to its last
+// stable offset and returns its committed content compacted: each key's
+// last value, tombstoned keys removed. Records of aborted transactions
+// (a killed run's) do not count.
+func ReadUpsertTopic(ctx context.Context, brokers []string, topic string, opts ...kgo.Opt) (map[string][]byte, error) {
+	return readUpsert(ctx, append([]kgo.Opt{kgo.SeedBrokers(brokers...)}, opts...), topic)
+}
+
+// readUpsert reads read_uncommitted with the control records, keeping a
+// transaction's records until its commit marker (dropped at an abort), so
+// that it knows when it has read every offset up to the last stable one:
+// a read_committed consumer never sees the offsets of aborted records
+// and markers.
+func readUpsert(ctx context.Context, base []kgo.Opt, topic string) (map[string][]byte, error) {
+	cl, err := kgo.NewClient(base...)
+	if err != nil {
+		return nil, err
+	}
+	ends, err := kadm.NewClient(cl).ListCommittedOffsets(ctx, topic)
+	cl.Close()
 	if err != nil {
 		return nil, err
 	}
@@ -253,15 +440,24 @@ func liveKeys(ctx context.Context, base []kgo.Opt, ad *kadm.Client, topic string
 			pending[o.Partition] = o.Offset
 		}
 	})
-	live := map[string]bool{}
+	out := map[string][]byte{}
 	if len(pending) == 0 {
-		return live, nil
+		return out, nil
 	}
-	rd, err := kgo.NewClient(append(base, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))...)
+	rd, err := kgo.NewClient(append(base, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadUncommitted()), kgo.KeepControlRecords())...)
 	if err != nil {
 		return nil, err
 	}
 	defer rd.Close()
+	apply := func(r *kgo.Record) {
+		if r.Value == nil {
+			delete(out, string(r.Key))
+		} else {
+			out[string(r.Key)] = r.Value
+		}
+	}
+	open := map[int64][]*kgo.Record{} // producer id → its open transaction's records
 	for len(pending) > 0 {
 		fs := rd.PollFetches(ctx)
 		if ctx.Err() != nil {
@@ -273,17 +469,30 @@ func liveKeys(ctx context.Context, base []kgo.Opt, ad *kadm.Client, topic string
 			return nil, ferr
 		}
 		fs.EachRecord(func(r *kgo.Record) {
-			if r.Value == nil {
-				delete(live, string(r.Key))
-			} else {
-				live[string(r.Key)] = true
+			end, ok := pending[r.Partition]
+			if !ok || r.Offset >= end {
+				return
 			}
-			if end, ok := pending[r.Partition]; ok && r.Offset+1 >= end {
+			switch {
+			case r.Attrs.IsControl():
+				// control record key: version int16, type int16 (0 abort, 1 commit)
+				if len(r.Key) >= 4 && bin.BigEndian.Uint16(r.Key[2:4]) == 1 {
+					for _, x := range open[r.ProducerID] {
+						apply(x)
+					}
+				}
+				delete(open, r.ProducerID)
+			case r.Attrs.IsTransactional():
+				open[r.ProducerID] = append(open[r.ProducerID], r)
+			default:
+				apply(r)
+			}
+			if r.Offset+1 >= end {
 				delete(pending, r.Partition)
 			}
 		})
 	}
-	return live, nil
+	return out, nil
 }
 
 // recordKey is the JSON of a record key's columns ({"id":1}), numbers
@@ -331,13 +540,19 @@ func structFields(st *connect.Struct) map[string]any {
 	return m
 }
 
-// Processed is the next offset of topic's partition whose changes' results
-// are written to the output topic (0: none yet).
+// Processed is the next offset of topic's partition whose changes'
+// results are committed to the output topic (0: none yet): the input
+// offsets of the job's last checkpoint.
 func (j *Job) Processed(topic string, partition int32) int64 {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.pos[topic][partition]
+	c := j.env.Status().LastCheckpoint
+	if c == nil {
+		return 0
+	}
+	return c.Offsets[topic][partition]
 }
+
+// Status is the job's flinklite status (checkpoints, lag, state entries).
+func (j *Job) Status() flinklite.JobStatus { return j.env.Status() }
 
 // Err is the error the job stopped with, if any.
 func (j *Job) Err() error {
@@ -349,9 +564,20 @@ func (j *Job) Err() error {
 // Done is closed when the job has stopped.
 func (j *Job) Done() <-chan struct{} { return j.done }
 
-// Stop stops the job and returns its error, if any.
+// Stop stops the job with a final checkpoint and returns its error, if
+// any.
 func (j *Job) Stop() error {
 	j.cancel()
 	<-j.done
 	return j.Err()
+}
+
+// Kill stops the job as if its process died (flinklite.Env.Abandon): no
+// final checkpoint and no commit; the job started again with the same
+// JobID and Dir resumes from its last committed checkpoint, and what the
+// killed run wrote after it is aborted. For recovery tests.
+func (j *Job) Kill() {
+	j.env.Abandon()
+	j.cancel()
+	<-j.done
 }
