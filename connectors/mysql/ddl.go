@@ -143,8 +143,10 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 				t = t.clone()
 				t.Schema, t.Name = ndb, nname
 				c[ndb+"."+nname] = t
-				add("DROP", odb, oname, nil)
-				add("CREATE", ndb, nname, t)
+				// one ALTER of the new id, as Debezium's parser signals a
+				// rename (source.table the new name; history restore drops
+				// the old id: renamedFrom)
+				add("ALTER", ndb, nname, t)
 			}
 		case *ast.DropDatabaseStmt:
 			for id, t := range c {
@@ -186,8 +188,7 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 			if t.Schema != db || t.Name != name {
 				delete(c, db+"."+name)
 				c[t.Schema+"."+t.Name] = t
-				add("DROP", db, name, nil)
-				add("CREATE", t.Schema, t.Name, t)
+				add("ALTER", t.Schema, t.Name, t) // a rename: as RENAME TABLE
 				continue
 			}
 			c[db+"."+name] = t
@@ -594,6 +595,46 @@ func columnOf(cd *ast.ColumnDef) column {
 	}
 	return c
 }
+
+// renamedFrom lists the "db.table" ids a RENAME TABLE or ALTER TABLE …
+// RENAME statement q renames away (none for any other statement): a
+// rename's change is one ALTER of the new id, as Debezium's, so the
+// history restore (which applies tableChanges) drops the old ids by them.
+func renamedFrom(q, defaultDB string) []string {
+	if !renameDDL.MatchString(q) {
+		return nil
+	}
+	sql, _ := normalizeMariaDB(q)
+	stmts, _, err := parser.New().Parse(sql, "", "")
+	if err != nil {
+		return nil
+	}
+	qual := func(tn *ast.TableName) string {
+		if tn.Schema.O != "" {
+			return tn.Schema.O + "." + tn.Name.O
+		}
+		return defaultDB + "." + tn.Name.O
+	}
+	var out []string
+	for _, st := range stmts {
+		switch s := st.(type) {
+		case *ast.RenameTableStmt:
+			for _, tt := range s.TableToTables {
+				out = append(out, qual(tt.OldTable))
+			}
+		case *ast.AlterTableStmt:
+			for _, spec := range s.Specs {
+				if spec.Tp == ast.AlterTableRenameTable {
+					out = append(out, qual(s.Table))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// renameDDL: q may rename a table.
+var renameDDL = regexp.MustCompile(`(?is)^\s*(?:RENAME\s+TABLES?\b|ALTER\b.*\bRENAME\b)`)
 
 // dropTablePrefix is the head of a DROP TABLE statement up to its first
 // table name (DROP [TEMPORARY] TABLE [IF EXISTS] ).

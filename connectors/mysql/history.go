@@ -343,6 +343,9 @@ func (h *schemaHistory) recover(ctx context.Context, upTo offset, cat catalog) (
 			if !pos.atOrBefore(upTo) {
 				continue
 			}
+			for _, id := range renamedFrom(rec.DDL, rec.DatabaseName) {
+				delete(cat, id)
+			}
 			for _, ch := range rec.TableChanges {
 				db, name, ok := splitTableID(ch.ID)
 				if !ok {

@@ -3,6 +3,8 @@ package mysql
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,5 +183,73 @@ func TestNoDataSnapshotRecordsSchema(t *testing.T) {
 	}
 	if got := afterFields(t, pollN(t, task, 1)[0]); got != "id=2" {
 		t.Fatalf("streamed %s", got)
+	}
+}
+
+// TestRenameIsOneAlter: RENAME TABLE and ALTER TABLE … RENAME TO are one
+// ALTER of the new id in the schema change event (source.table the new
+// name) and in the history, as Debezium's (mariadiff seeds 7, 22, 142); a
+// task restarted from the history after them has the tables under their
+// new names only (renamedFrom drops the old ids).
+func TestRenameIsOneAlter(t *testing.T) {
+	m := testenv.MariaDBT(t)
+	ctx := context.Background()
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kf.Close()
+	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE a (id int PRIMARY KEY);\nCREATE TABLE b (id int PRIMARY KEY, v int);\nINSERT INTO a VALUES (1);\n"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := baseConfig(m)
+	cfg[KeyHistoryTopic] = "schema-changes.inventory"
+	cfg[KeyHistoryBootstrap] = strings.Join(kf.ListenAddrs(), ",")
+	task := startTask(t, cfg, nil)
+	pollData(t, task, 1)
+	if err := m.Exec(ctx, "inventory", "RENAME TABLE a TO a2;\nALTER TABLE b RENAME TO `b 2`;\nINSERT INTO a2 VALUES (2);\n"); err != nil {
+		t.Fatal(err)
+	}
+	rs := pollUntil(t, task, func(rs []*connect.SourceRecord) bool { return countData(rs) >= 1 })
+	var alters []string
+	for _, r := range rs {
+		if r.Topic != "dbserver1" {
+			continue
+		}
+		v := r.Value.(*connect.Struct)
+		for _, ch := range v.Get("tableChanges").([]any) {
+			c := ch.(*connect.Struct)
+			alters = append(alters, fmt.Sprintf("%s %s (source.table %v)", c.Get("type"), c.Get("id"), v.Get("source").(*connect.Struct).Get("table")))
+		}
+	}
+	want := `[ALTER "inventory"."a2" (source.table a2) ALTER "inventory"."b 2" (source.table b 2)]`
+	if fmt.Sprint(alters) != want {
+		t.Errorf("schema changes %v\nwant %s", alters, want)
+	}
+	last := rs[len(rs)-1]
+	task.Stop()
+
+	delete(cfg, KeyHistoryBootstrap)
+	again := newTask(flavorMariaDB)
+	if err := again.Start(ctx, workerCtx{taskCtx{&memOffsets{last.SourceOffset}}, kf.ListenAddrs()}, cfg); err != nil {
+		t.Fatal(err)
+	}
+	defer again.Stop()
+	var ids []string
+	for id := range again.catalog {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	if fmt.Sprint(ids) != "[inventory.a2 inventory.b 2]" {
+		t.Errorf("catalog after the restore: %v, want inventory.a2 and inventory.b 2 only", ids)
+	}
+	if err := m.Exec(ctx, "inventory", "INSERT INTO `b 2` VALUES (5, 50);\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := afterFields(t, pollData(t, again, 1)[0]); got != "id=5,v=50" {
+		t.Errorf("after the restore: %s", got)
 	}
 }
