@@ -304,6 +304,9 @@ func (t *table) alter(spec *ast.AlterTableSpec, md mariadbDDL) error {
 			// ALTER COLUMN … SET DEFAULT: the TiDB parser gives the
 			// expression as an option without a type
 			if d, ok := restoreDefault(cd.Options[0].Expr); ok {
+				if b, ok := md.boolDefaults[strings.ToLower(cd.Name.Name.O)]; ok && strings.EqualFold(d, b) {
+					d = b
+				}
 				if bits, ok := md.bitDefaults[strings.ToLower(cd.Name.Name.O)]; ok && bitLiteral.MatchString("b'"+d+"'") {
 					d = bits
 				}
@@ -489,6 +492,9 @@ func (md mariadbDDL) columnOf(cd *ast.ColumnDef) column {
 	}
 	if cs, ok := md.charsets[strings.ToLower(c.Name)]; ok {
 		c.charset = cs
+	}
+	if b, ok := md.boolDefaults[strings.ToLower(c.Name)]; ok && c.defaultSQL != nil && strings.EqualFold(*c.defaultSQL, b) {
+		c.defaultSQL = &b // TRUE/FALSE as written (Debezium's expression; mariadiff seed 223)
 	}
 	if bits, ok := md.bitDefaults[strings.ToLower(c.Name)]; ok && c.defaultSQL != nil && bitLiteral.MatchString("b'"+*c.defaultSQL+"'") {
 		c.defaultSQL = &bits

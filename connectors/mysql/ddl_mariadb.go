@@ -51,6 +51,10 @@ type mariadbDDL struct {
 	// literal DEFAULT b'0101' to its digits as written (the TiDB parser
 	// drops leading zeros; Debezium's expression keeps them).
 	bitDefaults map[string]string
+	// boolDefaults maps a column name (lower case) whose DEFAULT is TRUE
+	// or FALSE to the word as written: Debezium's defaultValueExpression
+	// keeps it (FALSE), where the parser's restore is lower case.
+	boolDefaults map[string]string
 	// versioning is +1 when the statement turns system versioning on (WITH
 	// / ADD SYSTEM VERSIONING), -1 when it turns it off (DROP SYSTEM
 	// VERSIONING), 0 otherwise.
@@ -446,6 +450,15 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 			}
 			dropRange(j, e)
 			j = e - 1
+		case (w == "TRUE" || w == "FALSE") && prev == "DEFAULT" && (curCol != "" || word(j-2) == "SET" && j >= 3):
+			col := curCol
+			if col == "" { // ALTER [COLUMN] c SET DEFAULT FALSE
+				col = unquoteIdent(toks[sig[j-3]].text)
+			}
+			if md.boolDefaults == nil {
+				md.boolDefaults = map[string]string{}
+			}
+			md.boolDefaults[strings.ToLower(col)] = toks[sig[j]].text
 		case w == "B" && prev == "DEFAULT" && strings.HasPrefix(next, "'") && (curCol != "" || word(j-2) == "SET" && j >= 3):
 			col := curCol
 			if col == "" { // ALTER [COLUMN] c SET DEFAULT b'…'

@@ -520,6 +520,10 @@ func TestBooleanDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs := pollUntil(t, task, func(rs []*connect.SourceRecord) bool { return len(rs) >= 2 })
+	cols := rs[0].Value.(*connect.Struct).Get("tableChanges").([]any)[0].(*connect.Struct).Get("table").(*connect.Struct).Get("columns").([]any)
+	if e := cols[2].(*connect.Struct).Get("defaultValueExpression"); e != "FALSE" {
+		t.Errorf("DEFAULT FALSE: defaultValueExpression %#v, want FALSE as written (seed 223)", e)
+	}
 	after := rs[1].ValueSchema.Field("after").Schema
 	for _, c := range []struct {
 		col  string

@@ -2,6 +2,7 @@ package mariadiff
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"regexp"
 	"sort"
@@ -203,10 +204,28 @@ func sameBytesAsLatin1(got, want string) bool {
 	if json.Unmarshal([]byte(got), &g) != nil || json.Unmarshal([]byte(want), &w) != nil {
 		return false
 	}
+	// the bytes as binary.handling.mode writes them: base64 (bytes),
+	// base64-url-safe or hex
 	b, err := base64.StdEncoding.DecodeString(g)
+	if err != nil {
+		b, err = base64.URLEncoding.DecodeString(g)
+	}
+	if err != nil || len(g) > 0 && len(g)%2 == 0 && isHex(g) && !sameRunes(b, w) {
+		b, err = hex.DecodeString(g)
+	}
 	if err != nil {
 		return false
 	}
+	return sameRunes(b, w)
+}
+
+func isHex(s string) bool {
+	_, err := hex.DecodeString(s)
+	return err == nil
+}
+
+// sameRunes: w has one character per byte of b, each the byte's code point.
+func sameRunes(b []byte, w string) bool {
 	r := []rune(w)
 	if len(r) != len(b) {
 		return false
