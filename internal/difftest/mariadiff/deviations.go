@@ -127,19 +127,30 @@ var Deviations = []*Deviation{
 			}
 			return false
 		}},
-	{ID: "debezium-escaped-string-default", Reason: "Debezium bug: a string column's DEFAULT with an escaped quote ('it''s') has the SQL text it''s as its schema default (and JsonConverter writes that for a NULL); connectd's default is the value it's",
-		Doc: docsMariaDB + "#mariadb-data-types", Seeds: []int64{12, 32},
-		Kind: "value|key", Match: func(d *Diff) bool {
-			if strings.HasSuffix(d.Path, ".default") {
-				return strings.Contains(d.Want, "''") && !strings.Contains(d.Got, "''")
+	{ID: "debezium-escaped-string-default", Reason: "Debezium bug: a string column's DEFAULT with an escape ('it''s', 'tab\\tnew\\nline') has the SQL text (it''s, tab\\tnew\\nline) as its schema default (and JsonConverter writes that for a NULL); connectd's default is the value (it's, a tab and a newline); in the schema history's defaultValueExpression Debezium keeps backslash escapes as written, connectd the characters",
+		Doc: docsMariaDB + "#mariadb-data-types", Seeds: []int64{12, 32, 252},
+		Kind: "value|key|history", Match: func(d *Diff) bool {
+			switch {
+			case strings.HasSuffix(d.Path, ".default"):
+				return strings.Contains(d.Want, "''") && !strings.Contains(d.Got, "''") || sqlEscaped(d.Got, d.Want, false)
+			case strings.HasSuffix(d.Path, "defaultValueExpression"):
+				return sqlEscaped(d.Got, d.Want, false)
 			}
 			// a NULL written as the column's default by JsonConverter
+			if strings.Contains(d.Path, ".payload.") && !strings.Contains(d.Path, "tableChanges") && sqlEscaped(d.Got, d.Want, true) {
+				return strings.Contains(diffColumn(d), "DEFAULT '")
+			}
 			return strings.Contains(d.Path, ".payload.") && strings.Contains(d.Want, "''") && d.Want == strings.ReplaceAll(d.Got, "'", "''") &&
 				strings.Contains(diffColumn(d), "DEFAULT '"+strings.ReplaceAll(strings.Trim(d.Got, `"`), "'", "''")+"'")
 		}},
 	{ID: "snapshot-zoned-fraction", Reason: "Debezium: in the snapshot (JDBC) a TIMESTAMP(n) value's fraction loses its trailing zeros (…00.5Z for TIMESTAMP(2)); connectd writes n digits in the snapshot as in the binlog (…00.50Z); the instant is the same",
-		Doc: docsMariaDB + "#mariadb-temporal-types", Seeds: []int64{19, 25},
-		Kind: "value", Match: func(d *Diff) bool {
+		Doc: docsMariaDB + "#mariadb-temporal-types", Seeds: []int64{19, 25, 278},
+		Kind: "value|missing|extra", Match: func(d *Diff) bool {
+			if d.Kind != "value" {
+				// a snapshot record keyed by such a column: its keys
+				// differ the same way, so the records do not pair
+				return d.Op == "r" && keyHasSchema(d.Got+d.Want, "io.debezium.time.ZonedTimestamp")
+			}
 			return d.Op == "r" && strings.Contains(diffColumn(d), "TIMESTAMP(") && strings.HasPrefix(d.Got, `"`) && strings.HasSuffix(d.Got, `0Z"`) && strings.TrimRight(strings.TrimSuffix(d.Got, `Z"`), "0") == strings.TrimRight(strings.TrimSuffix(d.Want, `Z"`), "0")
 		}},
 	// connectd, known and accepted for now
@@ -268,6 +279,28 @@ func excludedKeyColumn(w *Workload, table string) bool {
 	return false
 }
 
+// keyHasSchema: rec (a record's JSON) has a key field of the schema name.
+func keyHasSchema(rec, name string) bool {
+	var r struct {
+		Key struct {
+			Schema struct {
+				Fields []struct {
+					Name string `json:"name"`
+				} `json:"fields"`
+			} `json:"schema"`
+		} `json:"key"`
+	}
+	if json.Unmarshal([]byte(rec), &r) != nil {
+		return false
+	}
+	for _, f := range r.Key.Schema.Fields {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // multiByteBitsKey: rec (a record's JSON) has a key field of
 // io.debezium.data.Bits longer than 8 bits.
 func multiByteBitsKey(rec string) bool {
@@ -310,6 +343,21 @@ func reversedBytes(got, want string) bool {
 		}
 	}
 	return true
+}
+
+// sqlEscaped: want (JSON) is got (JSON) with the characters MariaDB's
+// string literals escape written as escapes (a tab as \t, a newline as
+// \n, \r, \0, a backslash as \\; with quotes, ' as ”), and differs.
+func sqlEscaped(got, want string, quotes bool) bool {
+	var g, w string
+	if json.Unmarshal([]byte(got), &g) != nil || json.Unmarshal([]byte(want), &w) != nil || g == w {
+		return false
+	}
+	pairs := []string{`\`, `\\`, "\t", `\t`, "\n", `\n`, "\r", `\r`, "\x00", `\0`}
+	if quotes {
+		pairs = append(pairs, "'", "''")
+	}
+	return strings.NewReplacer(pairs...).Replace(g) == w
 }
 
 // filtered: the workload's config selects tables (so some tables of its
