@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/pingcap/tidb/pkg/parser"
@@ -23,6 +24,10 @@ type tableChange struct {
 	db    string
 	name  string
 	table *table
+	// previous is the renamed-away "db"."name" id of a RENAME TABLE's
+	// ALTER, as Debezium's history writes it (previousId; ALTER TABLE …
+	// RENAME TO has none there; mariadiff seeds 7, 142)
+	previous string
 }
 
 // catalog is the table model the binlog is decoded with, by "db.table", as
@@ -147,6 +152,9 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 				// rename (source.table the new name; history restore drops
 				// the old id: renamedFrom)
 				add("ALTER", ndb, nname, t)
+				if n := len(out); n > 0 && out[n-1].name == nname && out[n-1].db == ndb {
+					out[n-1].previous = strconv.Quote(odb) + "." + strconv.Quote(oname)
+				}
 			}
 		case *ast.DropDatabaseStmt:
 			for id, t := range c {

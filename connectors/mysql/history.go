@@ -29,10 +29,11 @@ type historyRecord struct {
 
 // jsonTableChange is Debezium's JsonTableChangeSerializer layout.
 type jsonTableChange struct {
-	Type    string     `json:"type"`
-	ID      string     `json:"id"`
-	Table   *jsonTable `json:"table,omitempty"`
-	Comment **string   `json:"comment,omitempty"` // set (to null) with a table
+	Type       string     `json:"type"`
+	ID         string     `json:"id"`
+	PreviousID string     `json:"previousId,omitempty"`
+	Table      *jsonTable `json:"table,omitempty"`
+	Comment    **string   `json:"comment,omitempty"` // set (to null) with a table
 }
 
 type jsonTable struct {
@@ -134,7 +135,7 @@ func dbzColumnOf(c *column) dbzColumn {
 
 // tableChangeJSON renders a change as Debezium's tableChanges entry.
 func tableChangeJSON(ch tableChange) jsonTableChange {
-	j := jsonTableChange{Type: ch.typ, ID: strconv.Quote(ch.db) + "." + strconv.Quote(ch.name)}
+	j := jsonTableChange{Type: ch.typ, ID: strconv.Quote(ch.db) + "." + strconv.Quote(ch.name), PreviousID: ch.previous}
 	if ch.table == nil {
 		return j
 	}
