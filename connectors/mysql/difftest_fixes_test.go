@@ -275,14 +275,7 @@ func TestFloatMDIsTheStoredFloat(t *testing.T) {
 // DEFAULT 69 is 2069 (seed 50); CHANGE COLUMN without COMMENT keeps the
 // comment (seed 25); a hex literal DEFAULT has no expression (seed 57).
 func TestDifftestFindingsRound2(t *testing.T) {
-	m := testenv.MariaDBT(t)
-	ctx := context.Background()
-	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Exec(ctx, "inventory", "CREATE TABLE seed (id INT PRIMARY KEY);\nINSERT INTO seed VALUES (1);\n"); err != nil {
-		t.Fatal(err)
-	}
+	m, ctx := inventoryWithSeed(t)
 	cfg := baseConfig(m)
 	cfg[KeySkippedOperations] = "none"
 	task := startTask(t, cfg, nil)
@@ -506,14 +499,7 @@ func TestExcludedKeyColumnStaysInKey(t *testing.T) {
 // streaming is a Connect boolean whose default is its integer DEFAULT
 // not 0 (DEFAULT 2 → true, mariadiff seed 190; FALSE → false).
 func TestBooleanDefaults(t *testing.T) {
-	m := testenv.MariaDBT(t)
-	ctx := context.Background()
-	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Exec(ctx, "inventory", "CREATE TABLE seed (id INT PRIMARY KEY);\nINSERT INTO seed VALUES (1);\n"); err != nil {
-		t.Fatal(err)
-	}
+	m, ctx := inventoryWithSeed(t)
 	task := startTask(t, baseConfig(m), nil)
 	pollUntil(t, task, func(rs []*connect.SourceRecord) bool { return len(rs) > 0 && snapshotMarker(rs[len(rs)-1]) == snapLast })
 	if err := m.Exec(ctx, "inventory", "CREATE TABLE bo (id INT PRIMARY KEY, b BOOLEAN DEFAULT 2, f BOOL NOT NULL DEFAULT FALSE, n BOOLEAN DEFAULT -1);\nINSERT INTO bo (id) VALUES (1);\n"); err != nil {
@@ -536,4 +522,19 @@ func TestBooleanDefaults(t *testing.T) {
 	if v := rs[1].Value.(*connect.Struct).Get("after").(*connect.Struct); v.Get("b") != true || v.Get("f") != false {
 		t.Errorf("row %v, want b true, f false (the defaults MariaDB stored)", v)
 	}
+}
+
+// inventoryWithSeed is a MariaDB with database inventory holding one table
+// of one row (seed), so that a task's snapshot ends with a data record.
+func inventoryWithSeed(t *testing.T) (*testenv.MariaDB, context.Context) {
+	t.Helper()
+	m := testenv.MariaDBT(t)
+	ctx := context.Background()
+	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Exec(ctx, "inventory", "CREATE TABLE seed (id INT PRIMARY KEY);\nINSERT INTO seed VALUES (1);\n"); err != nil {
+		t.Fatal(err)
+	}
+	return m, ctx
 }
