@@ -158,7 +158,7 @@ var Deviations = []*Deviation{
 		Doc: docsMariaDB + "#mariadb-property-table-exclude-list", Seeds: []int64{15},
 		Kind: "connectd-error", Path: `LIKE .* is not known`},
 	{ID: "renamed-non-captured-table", Reason: "gap: a table renamed from an excluded name (table.exclude.list) into the captured set while streaming: connectd has not tracked its structure, reads it from information_schema at its first row event, and fails the task naming the table when the table is gone by then (dropped later in the binlog); never a wrong event. Debezium tracks every table's structure. Whether it occurs depends on how far behind the binlog connectd reads; everything after the failure is its consequence (seen in seed 42 on a loaded machine; no Seeds: it depends on timing)",
-		Doc: docsMariaDB + "#mariadb-property-table-exclude-list",
+		Doc:  docsMariaDB + "#mariadb-property-table-exclude-list",
 		Kind: "connectd-error", Match: func(d *Diff) bool {
 			return strings.Contains(d.Path, "has no columns (dropped?)") && d.W.Config["table.exclude.list"] != "" &&
 				(strings.Contains(d.W.ChangesSQL(), " RENAME TO ") || strings.Contains(d.W.ChangesSQL(), "RENAME TABLE "))
