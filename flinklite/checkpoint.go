@@ -63,7 +63,15 @@ func writeCheckpoint(dir string, c *Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("encoding checkpoint %d: %w", c.ID, err)
 	}
-	f, err := os.CreateTemp(dir, ".chk-*.tmp")
+	return WriteFileAtomic(checkpointPath(dir, c.ID), b)
+}
+
+// WriteFileAtomic writes b to path atomically: a temporary file in the same
+// directory is written and fsynced, renamed over path, and the directory
+// fsynced, so a crash leaves the old file (or none) or the whole new one.
+func WriteFileAtomic(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*.tmp")
 	if err != nil {
 		return err
 	}
@@ -80,7 +88,7 @@ func writeCheckpoint(dir string, c *Checkpoint) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, checkpointPath(dir, c.ID)); err != nil {
+	if err := os.Rename(tmp, path); err != nil {
 		return err
 	}
 	d, err := os.Open(dir)

@@ -178,22 +178,6 @@ func (m *Manager) Create(s *Spec) error {
 	return nil
 }
 
-func writeSynced(path string, b []byte) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
 func (m *Manager) start(p persisted) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -579,11 +563,7 @@ func writeJobJSON(dir string, p persisted) error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, ".job.json.tmp")
-	if err := writeSynced(tmp, b); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, "job.json"))
+	return flinklite.WriteFileAtomic(filepath.Join(dir, "job.json"), b)
 }
 
 // kafkaClient is a client of the worker's Kafka (its brokers and client

@@ -172,7 +172,7 @@ func (m *Manager) Submit(ctx context.Context, q *Query, config map[string]string
 		return JobInfo{}, err
 	}
 	b, _ := json.MarshalIndent(p, "", "  ")
-	if err := writeSynced(filepath.Join(dir, "job.json"), b); err != nil {
+	if err := flinklite.WriteFileAtomic(filepath.Join(dir, "job.json"), b); err != nil {
 		first.Stop()
 		cancel()
 		os.RemoveAll(dir)
@@ -188,34 +188,6 @@ func (m *Manager) runConfig(p persisted, dir string) RunConfig {
 	cfg.Dir = dir
 	cfg.Config = p.Config
 	return cfg
-}
-
-func writeSynced(path string, b []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 func (m *Manager) startLocked(p persisted, q *Query) *managed {

@@ -215,7 +215,7 @@ func (o *queryOp) loadStale(ctx context.Context, base []kgo.Opt, ad *kadm.Client
 			return err
 		}
 		b, _ := json.Marshal(f)
-		if err := writeSynced(path, b); err != nil {
+		if err := flinklite.WriteFileAtomic(path, b); err != nil {
 			return err
 		}
 	}
