@@ -14,9 +14,9 @@ import (
 	"github.com/connectd/connectd/internal/testenv"
 )
 
-// historyDDLs reads the "ddl" of every record of a schema history topic:
-// at least n, and whatever else arrives within half a second after them.
-func historyDDLs(t *testing.T, brokers []string, topic string, n int) []string {
+// historyRecords reads the records of a schema history topic: at least n,
+// and whatever else arrives within half a second after them.
+func historyRecords(t *testing.T, brokers []string, topic string, n int) []historyRecord {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(brokers...), kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
@@ -24,22 +24,32 @@ func historyDDLs(t *testing.T, brokers []string, topic string, n int) []string {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	var ddls []string
+	var recs []historyRecord
 	read := func(d time.Duration) {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()
 		cl.PollFetches(ctx).EachRecord(func(r *kgo.Record) {
-			var rec struct{ DDL string }
+			var rec historyRecord
 			if err := json.Unmarshal(r.Value, &rec); err != nil {
 				t.Fatal(err)
 			}
-			ddls = append(ddls, rec.DDL)
+			recs = append(recs, rec)
 		})
 	}
-	for deadline := time.Now().Add(10 * time.Second); len(ddls) < n && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); len(recs) < n && time.Now().Before(deadline); {
 		read(time.Second)
 	}
 	read(500 * time.Millisecond)
+	return recs
+}
+
+// historyDDLs is the "ddl" of each of historyRecords.
+func historyDDLs(t *testing.T, brokers []string, topic string, n int) []string {
+	t.Helper()
+	var ddls []string
+	for _, r := range historyRecords(t, brokers, topic, n) {
+		ddls = append(ddls, r.DDL)
+	}
 	return ddls
 }
 

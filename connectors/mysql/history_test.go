@@ -64,22 +64,8 @@ func pollData(t *testing.T, task *Task, n int) []*connect.SourceRecord {
 // schema history topic gives the structures of that position, so every
 // event decodes with the columns that were current when it was written.
 func TestSchemaHistoryRestartBeforeDDL(t *testing.T) {
-	m := testenv.MariaDBT(t)
+	m, kf, cfg := inventoryWithHistory(t, "CREATE TABLE t (id int PRIMARY KEY, a int NOT NULL);\nINSERT INTO t VALUES (1, 10);\n")
 	ctx := context.Background()
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kf.Close()
-	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Exec(ctx, "inventory", "CREATE TABLE t (id int PRIMARY KEY, a int NOT NULL);\nINSERT INTO t VALUES (1, 10);\n"); err != nil {
-		t.Fatal(err)
-	}
-	cfg := baseConfig(m)
-	cfg[KeyHistoryTopic] = "schema-changes.inventory"
-	cfg[KeyHistoryBootstrap] = strings.Join(kf.ListenAddrs(), ",")
 
 	task := startTask(t, cfg, nil)
 	snap := pollData(t, task, 1)
@@ -192,22 +178,8 @@ func TestNoDataSnapshotRecordsSchema(t *testing.T) {
 // task restarted from the history after them has the tables under their
 // new names only (renamedFrom drops the old ids).
 func TestRenameIsOneAlter(t *testing.T) {
-	m := testenv.MariaDBT(t)
+	m, kf, cfg := inventoryWithHistory(t, "CREATE TABLE a (id int PRIMARY KEY);\nCREATE TABLE b (id int PRIMARY KEY, v int);\nINSERT INTO a VALUES (1);\n")
 	ctx := context.Background()
-	kf, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer kf.Close()
-	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Exec(ctx, "inventory", "CREATE TABLE a (id int PRIMARY KEY);\nCREATE TABLE b (id int PRIMARY KEY, v int);\nINSERT INTO a VALUES (1);\n"); err != nil {
-		t.Fatal(err)
-	}
-	cfg := baseConfig(m)
-	cfg[KeyHistoryTopic] = "schema-changes.inventory"
-	cfg[KeyHistoryBootstrap] = strings.Join(kf.ListenAddrs(), ",")
 	task := startTask(t, cfg, nil)
 	pollData(t, task, 1)
 	if err := m.Exec(ctx, "inventory", "RENAME TABLE a TO a2;\nALTER TABLE b RENAME TO `b 2`;\nINSERT INTO a2 VALUES (2);\n"); err != nil {
@@ -233,25 +205,11 @@ func TestRenameIsOneAlter(t *testing.T) {
 	task.Stop()
 	// the history: RENAME TABLE's ALTER has previousId, ALTER … RENAME TO's
 	// not, as Debezium's (mariadiff seeds 7, 142)
-	hc, err := kgo.NewClient(kgo.SeedBrokers(kf.ListenAddrs()...), kgo.ConsumeTopics(cfg[KeyHistoryTopic]),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hc.Close()
 	var prev []string
-	hctx, hcancel := context.WithTimeout(ctx, 10*time.Second)
-	defer hcancel()
-	for len(prev) < 2 && hctx.Err() == nil {
-		hc.PollFetches(hctx).EachRecord(func(r *kgo.Record) {
-			var rec historyRecord
-			if err := json.Unmarshal(r.Value, &rec); err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(rec.DDL, "RENAME") {
-				prev = append(prev, rec.TableChanges[0].ID+" previousId="+rec.TableChanges[0].PreviousID)
-			}
-		})
+	for _, rec := range historyRecords(t, kf.ListenAddrs(), cfg[KeyHistoryTopic], 8) {
+		if strings.Contains(rec.DDL, "RENAME") {
+			prev = append(prev, rec.TableChanges[0].ID+" previousId="+rec.TableChanges[0].PreviousID)
+		}
 	}
 	if want := `["inventory"."a2" previousId="inventory"."a" "inventory"."b 2" previousId=]`; fmt.Sprint(prev) != want {
 		t.Errorf("history renames %v\nwant %s", prev, want)
@@ -277,4 +235,28 @@ func TestRenameIsOneAlter(t *testing.T) {
 	if got := afterFields(t, pollData(t, again, 1)[0]); got != "id=5,v=50" {
 		t.Errorf("after the restore: %s", got)
 	}
+}
+
+// inventoryWithHistory is a MariaDB with database inventory made by setup,
+// a kfake cluster (closed at the test's end) and a connector config whose
+// schema history topic is on it.
+func inventoryWithHistory(t *testing.T, setup string) (*testenv.MariaDB, *kfake.Cluster, map[string]string) {
+	t.Helper()
+	m := testenv.MariaDBT(t)
+	ctx := context.Background()
+	kf, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(kf.Close)
+	if err := m.Exec(ctx, "", "CREATE DATABASE inventory;\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Exec(ctx, "inventory", setup); err != nil {
+		t.Fatal(err)
+	}
+	cfg := baseConfig(m)
+	cfg[KeyHistoryTopic] = "schema-changes.inventory"
+	cfg[KeyHistoryBootstrap] = strings.Join(kf.ListenAddrs(), ",")
+	return m, kf, cfg
 }
