@@ -271,6 +271,15 @@ func (w *workerSourceTask) run(ctx context.Context) (err error) {
 		// One clock reading for the batch's metrics (a poll batch takes
 		// milliseconds), not one per record.
 		now := time.Now()
+		if len(recs) >= parallelConvertMin && convertWorkers() > 1 {
+			if err := w.sendBatch(ctx, recs, now); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			continue
+		}
 		for _, rec := range recs {
 			if err := w.send(ctx, rec, now); err != nil {
 				if ctx.Err() != nil {
@@ -348,15 +357,21 @@ func producedPromise(kr *kgo.Record, err error) {
 // record the chain drops returns nil, and its offset is still committed,
 // in order with the records around it (as Kafka Connect does).
 func (w *workerSourceTask) transform(rec *connect.SourceRecord) (*connect.SourceRecord, error) {
+	out, err := w.applyChain(rec)
+	if err == nil && out == nil && w.txn == nil {
+		w.submitted.ack(w.submitted.submit(rec.SourcePartition, rec.SourceOffset))
+	}
+	return out, err
+}
+
+// applyChain is transform without committing a dropped record's offset.
+func (w *workerSourceTask) applyChain(rec *connect.SourceRecord) (*connect.SourceRecord, error) {
 	if w.chain == nil {
 		return rec, nil
 	}
 	out, err := w.chain.Apply(rec)
 	if err != nil {
 		return nil, &TaskError{Task: w.id, Stage: StageTransformation, Err: err}
-	}
-	if out == nil && w.txn == nil {
-		w.submitted.ack(w.submitted.submit(rec.SourcePartition, rec.SourceOffset))
 	}
 	return out, nil
 }
@@ -367,21 +382,39 @@ func (w *workerSourceTask) transform(rec *connect.SourceRecord) (*connect.Source
 // is done with the record. With nil bufs every record gets its own bytes.
 // The Kafka record is written into kr when it is not nil, else allocated.
 func (w *workerSourceTask) toKafka(ctx context.Context, rec *connect.SourceRecord, bufs *recordBuffers, kr *kgo.Record) (*kgo.Record, error) {
+	key, val, err := w.encode(rec, bufs)
+	if err != nil {
+		return nil, err
+	}
+	return w.kafkaRecord(ctx, rec, bufs, kr, key, val)
+}
+
+// encode converts rec's key and value (into bufs as toKafka does). It only
+// reads w's converters, which are safe for concurrent use, so several
+// records of a poll batch are encoded at once (sendBatch). On an error
+// bufs are released.
+func (w *workerSourceTask) encode(rec *connect.SourceRecord, bufs *recordBuffers) (key, val []byte, err error) {
 	var keyBuf, valBuf **[]byte
 	if bufs != nil {
 		keyBuf, valBuf = &bufs.key, &bufs.value
 		bufs.take(w.keyConv, w.valConv)
 	}
-	key, err := convert(w.keyConv, rec.Topic, rec.KeySchema, rec.Key, keyBuf)
+	key, err = convert(w.keyConv, rec.Topic, rec.KeySchema, rec.Key, keyBuf)
 	if err != nil {
 		bufs.release()
-		return nil, &TaskError{Task: w.id, Stage: StageKeyConverter, Err: fmt.Errorf("converting key of a record for %s: %w", rec.Topic, err)}
+		return nil, nil, &TaskError{Task: w.id, Stage: StageKeyConverter, Err: fmt.Errorf("converting key of a record for %s: %w", rec.Topic, err)}
 	}
-	val, err := convert(w.valConv, rec.Topic, rec.ValueSchema, rec.Value, valBuf)
+	val, err = convert(w.valConv, rec.Topic, rec.ValueSchema, rec.Value, valBuf)
 	if err != nil {
 		bufs.release()
-		return nil, &TaskError{Task: w.id, Stage: StageValueConverter, Err: fmt.Errorf("converting value of a record for %s: %w", rec.Topic, err)}
+		return nil, nil, &TaskError{Task: w.id, Stage: StageValueConverter, Err: fmt.Errorf("converting value of a record for %s: %w", rec.Topic, err)}
 	}
+	return key, val, nil
+}
+
+// kafkaRecord makes the Kafka record of rec with its converted key and
+// value, once its topic exists (on the poll goroutine: lastTopic).
+func (w *workerSourceTask) kafkaRecord(ctx context.Context, rec *connect.SourceRecord, bufs *recordBuffers, kr *kgo.Record, key, val []byte) (*kgo.Record, error) {
 	// Records of a task mostly go to the topic of the previous one: that
 	// one is known to exist without asking the shared topic creator.
 	if rec.Topic != w.lastTopic {

@@ -1,0 +1,162 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/converters"
+	"github.com/connectd/connectd/transforms"
+)
+
+// batchTask is a workerSourceTask producing to a kfake cluster, with a
+// Filter that drops the records of topics "drop.*".
+func batchTask(t *testing.T) (*workerSourceTask, *kgo.Client) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "kept"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	chain, err := transforms.NewChain(map[string]string{
+		"transforms": "f", "transforms.f.type": "org.apache.kafka.connect.transforms.Filter", "transforms.f.predicate": "p",
+		"predicates": "p", "predicates.p.type": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches", "predicates.p.pattern": "drop.*",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &workerSourceTask{
+		id: TaskID{"c", 0}, keyConv: converters.NewJSONConverter(), valConv: converters.NewJSONConverter(), chain: chain,
+		producer: cl, topics: newTopicCreator(kadm.NewClient(cl)), submitted: newSubmittedRecords(),
+		produceErr: make(chan error, 1), log: slog.Default(),
+	}
+	return w, cl
+}
+
+// batchRecords are n records numbered 0..n-1 of one source partition:
+// every seventh to topic "drop.x" (dropped by the Filter), the others to
+// "kept" with a key.
+func batchRecords(n int) []*connect.SourceRecord {
+	var recs []*connect.SourceRecord
+	for i := range n {
+		topic := "kept"
+		if i%7 == 3 {
+			topic = "drop.x"
+		}
+		recs = append(recs, &connect.SourceRecord{
+			SourcePartition: map[string]any{"p": "0"}, SourceOffset: map[string]any{"seq": int64(i)}, Topic: topic,
+			KeySchema: connect.Prim(connect.Int64, false), Key: int64(i % 10),
+			ValueSchema: connect.Prim(connect.String, false), Value: fmt.Sprintf("record-%d", i),
+		})
+	}
+	return recs
+}
+
+func consumeKept(t *testing.T, cl *kgo.Client, want int) []*kgo.Record {
+	t.Helper()
+	rd, err := kgo.NewClient(kgo.SeedBrokers(cl.OptValue(kgo.SeedBrokers).([]string)...), kgo.ConsumeTopics("kept"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out []*kgo.Record
+	for len(out) < want && ctx.Err() == nil {
+		rd.PollFetches(ctx).EachRecord(func(r *kgo.Record) { out = append(out, r) })
+	}
+	// and nothing more
+	short, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel2()
+	rd.PollFetches(short).EachRecord(func(r *kgo.Record) { out = append(out, r) })
+	return out
+}
+
+// A poll batch converted on several goroutines (sendBatch) reaches Kafka
+// exactly as send would produce it record by record: every kept record, in
+// order, with its own key and value bytes (a buffer shared between two
+// goroutines would show another record's bytes); the dropped records'
+// offsets commit in order with the others; a record whose value the
+// converter refuses stops the batch there: the records before it are
+// produced, none after it, and the committable offset is the last one
+// before it.
+func TestSendBatchConvertsInParallelInOrder(t *testing.T) {
+	old := convertWorkers
+	convertWorkers = func() int { return 4 }
+	defer func() { convertWorkers = old }()
+	w, cl := batchTask(t)
+	ctx := context.Background()
+	recs := batchRecords(2000)
+	if err := w.sendBatch(ctx, recs, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, r := range recs {
+		if r.Topic == "kept" {
+			want = append(want, fmt.Sprintf(`{"schema":{"type":"string","optional":false},"payload":"%s"}`, r.Value))
+		}
+	}
+	got := consumeKept(t, cl, len(want))
+	if len(got) != len(want) {
+		t.Fatalf("%d records in Kafka, want %d", len(got), len(want))
+	}
+	for i, r := range got {
+		if string(r.Value) != want[i] {
+			t.Fatalf("record %d: %s, want %s", i, r.Value, want[i])
+		}
+		var n int
+		fmt.Sscanf(string(r.Value), `{"schema":{"type":"string","optional":false},"payload":"record-%d"}`, &n)
+		if k := fmt.Sprintf(`{"schema":{"type":"int64","optional":false},"payload":%d}`, n%10); string(r.Key) != k {
+			t.Fatalf("record %d: key %s, want %s", i, r.Key, k)
+		}
+	}
+	offs := w.submitted.committableOffsets()
+	if len(offs) != 1 || offs[0].offset["seq"] != int64(1999) {
+		t.Fatalf("committable offsets %v, want seq 1999", offs)
+	}
+
+	// A batch with a value the JsonConverter refuses at record 151 (150 is dropped).
+	w2, cl2 := batchTask(t)
+	recs = batchRecords(300)
+	recs[151].Value = int64(151) // not a string
+	err := w2.sendBatch(ctx, recs, time.Now())
+	var te *TaskError
+	if !errors.As(err, &te) || te.Stage != StageValueConverter {
+		t.Fatalf("sendBatch: %v, want a value converter error", err)
+	}
+	if err := cl2.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kept := 0
+	for _, r := range recs[:151] {
+		if r.Topic == "kept" {
+			kept++
+		}
+	}
+	got = consumeKept(t, cl2, kept)
+	if len(got) != kept || !strings.HasSuffix(string(got[len(got)-1].Value), `"record-149"}`) {
+		t.Fatalf("%d records before the failed one, want %d ending with record-149 (150 dropped)", len(got), kept)
+	}
+	offs = w2.submitted.committableOffsets()
+	if len(offs) != 1 || offs[0].offset["seq"] != int64(150) {
+		t.Fatalf("committable offsets %v, want seq 150 (the dropped record before the failed one)", offs)
+	}
+}
