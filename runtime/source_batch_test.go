@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/converters"
+	"github.com/connectd/connectd/registry"
 	"github.com/connectd/connectd/transforms"
 )
 
@@ -158,5 +162,70 @@ func TestSendBatchConvertsInParallelInOrder(t *testing.T) {
 	offs = w2.submitted.committableOffsets()
 	if len(offs) != 1 || offs[0].offset["seq"] != int64(150) {
 		t.Fatalf("committable offsets %v, want seq 150 (the dropped record before the failed one)", offs)
+	}
+}
+
+// With a converter that registers schemas (AvroConverter), a batch whose
+// value schema changes twice registers the three schemas as versions 1, 2
+// and 3 of the subject, in the order of the records, though the records
+// after each change are converted on other goroutines (sendBatch converts
+// the first record of each schema first, in order): the second change is
+// where the second of four goroutines starts, which would otherwise
+// register the third schema while the first goroutine is still at the
+// first.
+func TestSendBatchRegistersSchemasInRecordOrder(t *testing.T) {
+	old := convertWorkers
+	convertWorkers = func() int { return 4 }
+	defer func() { convertWorkers = old }()
+	srv := registry.NewServer(registry.NewInMemory())
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	for round := range 5 {
+		w, cl := batchTask(t)
+		av := converters.NewAvroConverter()
+		if err := av.Configure(map[string]string{"schema.registry.url": ts.URL}, false); err != nil {
+			t.Fatal(err)
+		}
+		w.valConv = av
+		topic := fmt.Sprintf("kept%d", round)
+		schemas := make([]*connect.Schema, 3)
+		for v := range schemas {
+			b := connect.StructSchema().Name("v").Field("f0", connect.Prim(connect.Int64, false))
+			for f := 1; f <= v; f++ {
+				b = b.Field(fmt.Sprintf("f%d", f), connect.Prim(connect.Int64, true))
+			}
+			schemas[v] = b.Build()
+		}
+		var recs []*connect.SourceRecord
+		for i := range 2000 {
+			v := 0
+			switch {
+			case i >= 500:
+				v = 2
+			case i >= 400:
+				v = 1
+			}
+			st := connect.NewStruct(schemas[v]).Put("f0", int64(i))
+			recs = append(recs, &connect.SourceRecord{SourcePartition: map[string]any{"p": "0"}, SourceOffset: map[string]any{"seq": int64(i)},
+				Topic: topic, KeySchema: connect.Prim(connect.Int64, false), Key: int64(i), ValueSchema: schemas[v], Value: st})
+		}
+		if err := w.sendBatch(context.Background(), recs, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for v := 1; v <= 3; v++ {
+			resp, err := http.Get(fmt.Sprintf("%s/subjects/%s-value/versions/%d", ts.URL, topic, v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			last := fmt.Sprintf(`f%d`, v-1)
+			if !strings.Contains(string(body), last) || strings.Contains(string(body), fmt.Sprintf(`f%d`, v)) {
+				t.Fatalf("round %d: version %d of %s-value is %s; want the schema with fields f0..%s", round, v, topic, body, last)
+			}
+		}
 	}
 }
