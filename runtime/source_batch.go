@@ -68,41 +68,7 @@ func (w *workerSourceTask) sendBatch(ctx context.Context, recs []*connect.Source
 		}
 		slots = append(slots, batchSlot{rec: rec, out: out, sourceTs: ts})
 	}
-	// The first record of each schema, in order (schema registration).
-	type schemas struct {
-		topic    string
-		key, val *connect.Schema
-	}
-	var last schemas
-	seen := map[schemas]bool{}
-	for i := range slots {
-		sl := &slots[i]
-		if sl.out == nil {
-			continue
-		}
-		sl.s = inflightRecords.Get().(*inflightRecord)
-		k := schemas{sl.out.Topic, sl.out.KeySchema, sl.out.ValueSchema}
-		if k == last {
-			continue
-		}
-		last = k
-		if !seen[k] {
-			seen[k] = true
-			w.encodeSlot(sl)
-		}
-	}
-	// The rest on convertWorkers goroutines, each a contiguous part.
-	n := min(convertWorkers(), len(slots))
-	var wg sync.WaitGroup
-	for j := 1; j < n; j++ {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			w.encodeSlots(slots[lo:hi])
-		}(j*len(slots)/n, (j+1)*len(slots)/n)
-	}
-	w.encodeSlots(slots[:len(slots)/max(n, 1)])
-	wg.Wait()
+	w.encodeBatch(slots)
 	for i := range slots {
 		sl := &slots[i]
 		if sl.out == nil {
@@ -127,6 +93,48 @@ func (w *workerSourceTask) sendBatch(ctx context.Context, recs []*connect.Source
 		w.producer.Produce(ctx, &s.kr, producedPromise)
 	}
 	return stopErr
+}
+
+// encodeBatch takes a pooled record for each slot the transforms kept and
+// encodes it: the first record of each (topic, key schema, value schema)
+// first, in order, then the rest on convertWorkers goroutines, each a
+// contiguous part of the batch.
+func (w *workerSourceTask) encodeBatch(slots []batchSlot) {
+	// The first record of each schema, in order (schema registration).
+	type schemas struct {
+		topic    string
+		key, val *connect.Schema
+	}
+	var last schemas
+	seen := map[schemas]bool{}
+	for i := range slots {
+		sl := &slots[i]
+		if sl.out == nil {
+			continue
+		}
+		sl.s = inflightRecords.Get().(*inflightRecord)
+		k := schemas{sl.out.Topic, sl.out.KeySchema, sl.out.ValueSchema}
+		if k == last {
+			continue
+		}
+		last = k
+		if !seen[k] {
+			seen[k] = true
+			w.encodeSlot(sl)
+		}
+	}
+	// The rest, in parallel.
+	n := min(convertWorkers(), len(slots))
+	var wg sync.WaitGroup
+	for j := 1; j < n; j++ {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			w.encodeSlots(slots[lo:hi])
+		}(j*len(slots)/n, (j+1)*len(slots)/n)
+	}
+	w.encodeSlots(slots[:len(slots)/max(n, 1)])
+	wg.Wait()
 }
 
 // encodeSlots encodes the slots not encoded yet.

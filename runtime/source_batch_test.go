@@ -229,3 +229,54 @@ func TestSendBatchRegistersSchemasInRecordOrder(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEncodeBatch is the conversion of a 2048-record poll batch of
+// Debezium-like change events (a 10-column row, its source block) with
+// JsonConverter, on 1, 2 and 4 goroutines (sendBatch, issue 20: the lever
+// that lets one source use both cores). ns/record is the wall time per
+// record; with more goroutines than idle cores it cannot drop.
+func BenchmarkEncodeBatch(b *testing.B) {
+	row := connect.StructSchema().Name("bench.public.t.Value").Optional()
+	for i := range 10 {
+		row = row.Field(fmt.Sprintf("c%d", i), connect.Prim(connect.String, true))
+	}
+	rs := row.Build()
+	src := connect.StructSchema().Name("io.debezium.connector.postgresql.Source").
+		Field("version", connect.Prim(connect.String, false)).Field("lsn", connect.Prim(connect.Int64, true)).Build()
+	env := connect.StructSchema().Name("bench.public.t.Envelope").
+		Field("before", rs).Field("after", rs).Field("source", src).Field("op", connect.Prim(connect.String, false)).Build()
+	ks := connect.StructSchema().Name("bench.public.t.Key").Field("id", connect.Prim(connect.Int64, false)).Build()
+	recs := make([]*connect.SourceRecord, 2048)
+	for i := range recs {
+		after := connect.NewStruct(rs)
+		for c := range 10 {
+			after.Put(fmt.Sprintf("c%d", c), fmt.Sprintf("value %d of column %d, some text to make it longer", i, c))
+		}
+		v := connect.NewStruct(env).Put("after", after).Put("op", "c").
+			Put("source", connect.NewStruct(src).Put("version", "3.6.1.Final").Put("lsn", int64(i)))
+		recs[i] = &connect.SourceRecord{Topic: "bench.public.t", KeySchema: ks, Key: connect.NewStruct(ks).Put("id", int64(i)), ValueSchema: env, Value: v}
+	}
+	for _, n := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
+			old := convertWorkers
+			convertWorkers = func() int { return n }
+			defer func() { convertWorkers = old }()
+			w := &workerSourceTask{keyConv: converters.NewJSONConverter(), valConv: converters.NewJSONConverter()}
+			slots := make([]batchSlot, len(recs))
+			b.ResetTimer()
+			for range b.N {
+				for i, r := range recs {
+					slots[i] = batchSlot{rec: r, out: r}
+				}
+				w.encodeBatch(slots)
+				for i := range slots {
+					if slots[i].err != nil {
+						b.Fatal(slots[i].err)
+					}
+				}
+				releaseSlots(slots)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
+		})
+	}
+}
