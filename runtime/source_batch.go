@@ -17,6 +17,10 @@ import (
 // they save.
 const parallelConvertMin = 64
 
+// convertPart is how many records of a poll batch sendBatch converts
+// together before handing them to the producer.
+const convertPart = 256
+
 // maxConvertWorkers bounds the goroutines converting one poll batch: the
 // connector's decoding, the producer and the broker need cores too.
 const maxConvertWorkers = 4
@@ -68,29 +72,35 @@ func (w *workerSourceTask) sendBatch(ctx context.Context, recs []*connect.Source
 		}
 		slots = append(slots, batchSlot{rec: rec, out: out, sourceTs: ts})
 	}
-	w.encodeBatch(slots)
-	for i := range slots {
-		sl := &slots[i]
-		if sl.out == nil {
-			w.submitted.ack(w.submitted.submit(sl.rec.SourcePartition, sl.rec.SourceOffset))
-			continue
+	// A part at a time: its records reach the producer while the next
+	// part is converted, rather than the whole poll batch (thousands of
+	// records, megabytes) at once.
+	for lo := 0; lo < len(slots); lo += convertPart {
+		part := slots[lo:min(lo+convertPart, len(slots))]
+		w.encodeBatch(part)
+		for i := range part {
+			sl := &part[i]
+			if sl.out == nil {
+				w.submitted.ack(w.submitted.submit(sl.rec.SourcePartition, sl.rec.SourceOffset))
+				continue
+			}
+			s := sl.s
+			sl.s = nil
+			var err error
+			if err = sl.err; err == nil {
+				_, err = w.kafkaRecord(ctx, sl.out, &s.bufs, &s.kr, s.kr.Key, s.kr.Value)
+			}
+			if err != nil {
+				*s = inflightRecord{}
+				inflightRecords.Put(s)
+				releaseSlots(part[i+1:])
+				return err
+			}
+			s.w, s.rec, s.sourceTs = w, sl.out, sl.sourceTs
+			s.sr = w.submitted.submit(sl.out.SourcePartition, sl.out.SourceOffset)
+			w.metrics.Sent()
+			w.producer.Produce(ctx, &s.kr, producedPromise)
 		}
-		s := sl.s
-		sl.s = nil
-		var err error
-		if err = sl.err; err == nil {
-			_, err = w.kafkaRecord(ctx, sl.out, &s.bufs, &s.kr, s.kr.Key, s.kr.Value)
-		}
-		if err != nil {
-			*s = inflightRecord{}
-			inflightRecords.Put(s)
-			releaseSlots(slots[i+1:])
-			return err
-		}
-		s.w, s.rec, s.sourceTs = w, sl.out, sl.sourceTs
-		s.sr = w.submitted.submit(sl.out.SourcePartition, sl.out.SourceOffset)
-		w.metrics.Sent()
-		w.producer.Produce(ctx, &s.kr, producedPromise)
 	}
 	return stopErr
 }

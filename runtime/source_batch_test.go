@@ -170,7 +170,7 @@ func TestSendBatchConvertsInParallelInOrder(t *testing.T) {
 // and 3 of the subject, in the order of the records, though the records
 // after each change are converted on other goroutines (sendBatch converts
 // the first record of each schema first, in order): the second change is
-// where the second of four goroutines starts, which would otherwise
+// where the second of four goroutines starts in the second part, which would otherwise
 // register the third schema while the first goroutine is still at the
 // first.
 func TestSendBatchRegistersSchemasInRecordOrder(t *testing.T) {
@@ -200,9 +200,9 @@ func TestSendBatchRegistersSchemasInRecordOrder(t *testing.T) {
 		for i := range 2000 {
 			v := 0
 			switch {
-			case i >= 500:
+			case i >= 320:
 				v = 2
-			case i >= 400:
+			case i >= 300:
 				v = 1
 			}
 			st := connect.NewStruct(schemas[v]).Put("f0", int64(i))
