@@ -26,15 +26,22 @@ const convertPart = 256
 const maxConvertWorkers = 4
 
 // convertWorkers is how many goroutines convert a poll batch (the poll
-// goroutine included): one per core the Go scheduler runs on, at most
-// maxConvertWorkers; the environment variable CONNECTD_CONVERT_WORKERS
-// sets it (1: every record on the poll goroutine, as before; a developer
-// aid for bench/postgres's side-by-side). Overridable in tests.
+// goroutine included): half the cores the Go scheduler runs on, at most
+// maxConvertWorkers; the other half is left to the connector's decoding,
+// the producer and an embedded broker, which already keep about 1.5 cores
+// busy on a 2-core machine. So on 2 cores conversion stays on the poll
+// goroutine: bench/postgres there, alternating 1 and 2 workers (500k-row
+// JSON snapshot and 100-row-transaction backlog, embedded broker, three
+// pairs, load average 1.4-3.4 from other work) gave medians of 117k vs
+// 101k rows/s (snapshot) and 89k vs 72k (stream) for 1 and 2, with the
+// same CPU per row, though BenchmarkEncodeBatch converts 1.8x faster on 2
+// goroutines. The environment variable CONNECTD_CONVERT_WORKERS sets it
+// (a developer aid for such side-by-sides). Overridable in tests.
 var convertWorkers = sync.OnceValue(func() int {
 	if n, err := strconv.Atoi(os.Getenv("CONNECTD_CONVERT_WORKERS")); err == nil && n > 0 {
 		return n
 	}
-	return min(goruntime.GOMAXPROCS(0), maxConvertWorkers)
+	return max(1, min(goruntime.GOMAXPROCS(0)/2, maxConvertWorkers))
 })
 
 // batchSlot is one record of a poll batch in sendBatch.
