@@ -49,7 +49,7 @@ var (
 	snapRuns   = flag.Int("snapshot-runs", 3, "JSON snapshot runs, each in a fresh connectd right after its own COPY reference; a last line gives the medians (this machine's rates vary by a third from run to run)")
 	pairs      = flag.Int("pairs", 1, "JSON/Avro runs per backlog (alternating which goes first), to average out load changes")
 	streamRuns = flag.Int("stream-runs", 3, "JSON runs per broker of each streaming backlog (alternating the broker order), each through its own slot")
-	brokers    = flag.String("brokers", "embedded,kafka", "comma-separated brokers each JSON snapshot run and each streaming backlog run goes to, alternating their order: embedded (connectd's own) and kafka (a real Apache Kafka 4.3 from scripts/kafka.sh, started once for the whole run); with both, a kafka/embedded ratio is printed per run and as the median")
+	brokers    = flag.String("brokers", "embedded,kafka,debezium", "comma-separated systems each JSON snapshot run and each streaming backlog run goes to, alternating their order: embedded (connectd with its own broker), kafka (connectd into a real Apache Kafka 4.3 from scripts/kafka.sh, started once for the whole run) and debezium (the real Debezium 3.6.1 PostgreSQL connector on a real Kafka Connect 4.3 worker into that Kafka; reference/connect's jars); with embedded and kafka a kafka/embedded ratio is printed per run and as the median, with debezium the ratios of connectd to Debezium (events/s, CPU per event, peak RSS)")
 	root       = flag.String("root", ".", "the repository root (scripts/kafka.sh)")
 	kafka      *measure.Kafka
 	sets       keyValues
@@ -91,14 +91,17 @@ func run() error {
 	for _, b := range brokerList() {
 		switch b {
 		case "embedded":
-		case "kafka":
+		case "kafka", "debezium":
+			if kafka != nil {
+				continue
+			}
 			if kafka, err = measure.StartKafka(*root); err != nil {
 				return err
 			}
 			defer kafka.Stop()
-			fmt.Printf("Apache Kafka 4.3 at %s (its own JVM process; the kafka lines add its CPU per row)\n", kafka.Addr)
+			fmt.Printf("Apache Kafka 4.3 at %s (its own JVM process; the kafka and debezium lines add its CPU per row)\n", kafka.Addr)
 		default:
-			return fmt.Errorf("-brokers: %q is neither embedded nor kafka", b)
+			return fmt.Errorf("-brokers: %q is none of embedded, kafka, debezium", b)
 		}
 	}
 	if *rows > 0 {
@@ -137,12 +140,57 @@ func brokerOrder(i int) []string {
 	return bs
 }
 
-// startOn starts connectd on dir with broker ("embedded" or "kafka").
+// startOn starts the system broker names on dir: connectd with its
+// embedded broker ("embedded") or into the real Kafka ("kafka"), or a
+// Kafka Connect worker with Debezium into the real Kafka ("debezium").
 func startOn(broker, dir string, registryPort int) (*measure.Daemon, error) {
-	if broker == "kafka" {
+	switch broker {
+	case "kafka":
 		return measure.StartOn(*bin, dir, registryPort, kafka.Addr)
+	case "debezium":
+		return measure.StartKafkaConnect(*root, dir, kafka.Addr)
 	}
 	return measure.Start(*bin, dir, registryPort)
+}
+
+// processName is what the CPU figure of broker's lines measures.
+func processName(broker string) string {
+	if broker == "debezium" {
+		return "Kafka Connect"
+	}
+	return "connectd"
+}
+
+// runFigures are one system's runs of one workload: wall time, process
+// CPU per event (µs) and peak RSS (MiB) of each.
+type runFigures struct {
+	durs      []time.Duration
+	cpus, rss []float64
+}
+
+func (f *runFigures) add(d time.Duration, cpu, rss float64) {
+	f.durs, f.cpus, f.rss = append(f.durs, d), append(f.cpus, cpu), append(f.rss, rss)
+}
+
+// debeziumRatios prints, for connectd into each broker against Debezium
+// on Kafka Connect (same database, same workload, runs alternating), the
+// ratios of the medians: events/s (connectd over Debezium), CPU per event
+// and peak RSS (Debezium over connectd), against issue 20's goal of 10x
+// each.
+func debeziumRatios(name string, n int, figs map[string]*runFigures) {
+	dbz := figs["debezium"]
+	if dbz == nil || len(dbz.durs) == 0 {
+		return
+	}
+	for _, b := range []string{"embedded", "kafka"} {
+		f := figs[b]
+		if f == nil || len(f.durs) == 0 {
+			continue
+		}
+		report(fmt.Sprintf("%s connectd %s vs Debezium (median)", name, b), n, median(f.durs), "Debezium on Kafka Connect", median(dbz.durs),
+			fmt.Sprintf("CPU/event %.1fx less (%.1f vs %.1f µs), peak RSS 1/%.0f (%.0f vs %.0f MiB); %d and %d runs; goal ≥ 10x, ≥ 10x, ≤ 1/10",
+				median(dbz.cpus)/median(f.cpus), median(f.cpus), median(dbz.cpus), median(dbz.rss)/median(f.rss), median(f.rss), median(dbz.rss), len(f.durs), len(dbz.durs)))
+	}
 }
 
 // kafkaCPU is the external broker's CPU time so far (0 without one).
@@ -242,6 +290,7 @@ ANALYZE snap_t;`, *rows))
 	var snapDs, copyDs []time.Duration
 	var ratios []float64
 	byBroker := map[string][]time.Duration{}
+	figs := map[string]*runFigures{}
 	var d *measure.Daemon // the last embedded-broker daemon, for the Avro run
 	k := 0
 	for i := 0; i < runs; i++ {
@@ -277,8 +326,13 @@ ANALYZE snap_t;`, *rows))
 			if runs > 1 {
 				name = fmt.Sprintf("snapshot JSON %s (run %d/%d)", broker, i+1, runs)
 			}
-			extra := fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row", dd.PeakRSS(), measure.MicrosPer(dd.CPU()-cpu0, *rows))
-			if broker == "kafka" {
+			cpu, rss := measure.MicrosPer(dd.CPU()-cpu0, *rows), dd.PeakRSS()
+			if figs[broker] == nil {
+				figs[broker] = &runFigures{}
+			}
+			figs[broker].add(snapD, cpu, rss)
+			extra := fmt.Sprintf("peak RSS %.0f MiB; %s CPU %.1f µs/row", rss, processName(broker), cpu)
+			if broker != "embedded" {
 				extra += fmt.Sprintf("; Kafka CPU %.1f µs/row", measure.MicrosPer(kafkaCPU()-kcpu0, *rows))
 			}
 			report(name, *rows, snapD, "COPY TO STDOUT", copyD, fmt.Sprintf("%s; loadavg %s → %s", extra, before, measure.LoadAvg()))
@@ -297,6 +351,7 @@ ANALYZE snap_t;`, *rows))
 		}
 	}
 	brokerRatios("snapshot JSON", *rows, byBroker)
+	debeziumRatios("snapshot JSON", *rows, figs)
 	if len(snapDs) == 0 {
 		return nil
 	}
@@ -474,6 +529,7 @@ END $$;`, table)); err != nil {
 	refD := time.Since(start)
 
 	byBroker := map[string][]time.Duration{}
+	figs := map[string]*runFigures{}
 	for _, r := range runs {
 		before := measure.LoadAvg()
 		d, err := startOn(r.broker, r.dir, r.regPort)
@@ -491,8 +547,8 @@ END $$;`, table)); err != nil {
 		cpu := measure.MicrosPer(d.CPU()-cpu0, n)
 		kcpu := measure.MicrosPer(kafkaCPU()-kcpu0, n)
 		d.Stop()
-		extra := fmt.Sprintf("peak RSS %.0f MiB; connectd CPU %.1f µs/row", rss, cpu)
-		if r.broker == "kafka" {
+		extra := fmt.Sprintf("peak RSS %.0f MiB; %s CPU %.1f µs/row", rss, processName(r.broker), cpu)
+		if r.broker != "embedded" {
 			extra += fmt.Sprintf("; Kafka CPU %.1f µs/row", kcpu)
 		}
 		report(fmt.Sprintf("stream %d-row txns %s %s", perTx, r.label, r.broker), n, ourD, "pg_recvlogical", refD,
@@ -500,9 +556,14 @@ END $$;`, table)); err != nil {
 		r.d = ourD
 		if r.label == "JSON" {
 			byBroker[r.broker] = append(byBroker[r.broker], ourD)
+			if figs[r.broker] == nil {
+				figs[r.broker] = &runFigures{}
+			}
+			figs[r.broker].add(ourD, cpu, rss)
 		}
 	}
 	brokerRatios(fmt.Sprintf("stream %d-row JSON", perTx), n, byBroker)
+	debeziumRatios(fmt.Sprintf("stream %d-row JSON", perTx), n, figs)
 	// Each Avro run ran next to an embedded JSON run on the same backlog.
 	var jt, at time.Duration
 	k := 0
