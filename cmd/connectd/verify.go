@@ -109,13 +109,38 @@ func verifyFailed(err error) error {
 	return verifyExit{2}
 }
 
+// compactJSON is v as one line of JSON: numbers as written (an LSN
+// 26483320, not %v's 2.648332e+07).
+func compactJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// positionOffsets is the connector's offsets that are source positions,
+// as compactJSON: the PostgreSQL connector's relation history entries
+// (offsets of one key, "versions") describe table structures, not
+// positions, and run to kilobytes; `--json` and the REST result keep them.
+func positionOffsets(offs []map[string]any) string {
+	var out []map[string]any
+	for _, o := range offs {
+		if _, history := o["versions"]; history && len(o) == 1 {
+			continue
+		}
+		out = append(out, o)
+	}
+	return compactJSON(out)
+}
+
 func writeVerifyResult(w io.Writer, res runtime.VerifyResult) {
 	fmt.Fprintf(w, "connector %s: %s", res.Connector, res.State)
 	if res.Error != "" {
 		fmt.Fprintf(w, " (%s)", res.Error)
 	}
-	fmt.Fprintf(w, "\nsource position %v; connector offsets %v; %d round(s); ignored fields %s\n\n",
-		res.SourcePosition, res.ConnectorOffsets, res.Rounds, strings.Join(res.Ignored, ", "))
+	fmt.Fprintf(w, "\nsource position %s; connector offsets %s; %d round(s); ignored fields %s\n\n",
+		compactJSON(res.SourcePosition), positionOffsets(res.ConnectorOffsets), res.Rounds, strings.Join(res.Ignored, ", "))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	sink := res.Options.Against != "" && res.Options.Against != "topic"
 	if sink {
