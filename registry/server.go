@@ -93,13 +93,27 @@ func (s *Server) Handler() http.Handler { return s.e }
 
 // Listen binds addr (host:port).
 func (s *Server) Listen(addr string) error {
-	ln, err := net.Listen("tcp", addr)
+	ln, err := Bind(addr)
 	if err != nil {
-		return fmt.Errorf("schema registry listener %s: %w", addr, err)
+		return err
 	}
 	s.ln = ln
 	return nil
 }
+
+// Bind binds addr (host:port) for a Server's ListenOn: connectd binds the
+// registry's port before its worker joins the group, so that a taken port
+// fails at once, as a taken REST port does.
+func Bind(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("schema registry listener %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// ListenOn serves on ln (from Bind) instead of binding an address.
+func (s *Server) ListenOn(ln net.Listener) { s.ln = ln }
 
 // Addr returns the bound address.
 func (s *Server) Addr() string { return s.ln.Addr().String() }

@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	_ "net/http/pprof"
 	"os"
@@ -160,16 +161,30 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	// The registry's port too (schema.registry.listener, when set).
+	var regLn net.Listener
+	if addr := strings.TrimSpace(cfg.Get("schema.registry.listener")); addr != "" {
+		if regLn, err = registry.Bind(addr); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	closeListeners := func() {
+		ln.Close()
+		if regLn != nil {
+			regLn.Close()
+		}
+	}
 	startCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	w, err := runtime.StartWorker(startCtx, cfg, plugins(), log)
 	if err != nil {
-		ln.Close()
+		closeListeners()
 		return err
 	}
 	srv, err := rest.New(w, plugins())
 	if err != nil {
-		ln.Close()
+		closeListeners()
 		w.Close()
 		return err
 	}
@@ -178,13 +193,9 @@ func run(args []string) error {
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve() }()
 	var regSrv *registry.Server
-	if w.Registry != nil {
+	if w.Registry != nil && regLn != nil {
 		regSrv = registry.NewServer(w.Registry)
-		if err := regSrv.Listen(strings.TrimSpace(cfg.Get("schema.registry.listener"))); err != nil {
-			_ = srv.Shutdown(context.Background())
-			w.Close()
-			return err
-		}
+		regSrv.ListenOn(regLn)
 		log.Info("schema registry listening", "url", "http://"+regSrv.Addr())
 		go func() { errc <- regSrv.Serve() }()
 	}

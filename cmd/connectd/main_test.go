@@ -36,3 +36,23 @@ func TestRunBindsRESTBeforeStartingTheWorker(t *testing.T) {
 		t.Fatalf("the worker started before the REST port was bound: data.dir holds %v", entries)
 	}
 }
+
+// A taken schema registry port fails the start before the worker exists
+// too: it used to join the group and start the connectors, then exit on
+// the registry's bind (found by a fresh user running two workers).
+func TestRunBindsRegistryBeforeStartingTheWorker(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := t.TempDir()
+	err = run([]string{"-o", "listeners=http://127.0.0.1:0", "-o", "schema.registry.listener=" + ln.Addr().String(),
+		"-o", "data.dir=" + dir, "-o", "embedded.kafka.listener=127.0.0.1:0"})
+	if err == nil || !strings.Contains(err.Error(), "schema registry listener") || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("run with the registry port taken: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("the worker started before the registry port was bound: data.dir holds %v", entries)
+	}
+}
