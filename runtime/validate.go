@@ -3,6 +3,8 @@ package runtime
 import (
 	"fmt"
 	"github.com/connectd/connectd/transforms"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/connectd/connectd/connect"
@@ -206,7 +208,70 @@ func (h *Herder) validateForWrite(cfg map[string]string) error {
 	if infos.ErrorCount > 0 {
 		return &ConfigInvalidError{Errors: infos.Messages()}
 	}
+	for _, k := range unknownKeys(cfg, infos) {
+		h.log.Warn(fmt.Sprintf("The configuration '%s' was supplied but isn't a known config: connectd ignores it", k), "connector", cfg["name"])
+	}
 	return nil
+}
+
+// UnknownConnectorKeys returns the keys of cfg that no ConfigDef of the
+// connector, the framework, its transforms or converters defines and no
+// pass-through prefix covers (unknownKeys): the keys validateForWrite
+// logs a WARN for.
+func (h *Herder) UnknownConnectorKeys(cfg map[string]string) ([]string, error) {
+	infos, err := h.ValidateConnectorConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return unknownKeys(cfg, infos), nil
+}
+
+// passThroughPrefixes are the key prefixes whose keys a connector passes
+// on to something else (clients, converters, transforms, the JDBC driver,
+// Debezium's signal/notification channels and schema history clients) or
+// whose names hold a table or a length (column.mask.with.N.chars,
+// snapshot.select.statement.overrides.T): no ConfigDef lists them.
+var passThroughPrefixes = []string{
+	"producer.override.", "consumer.override.", "admin.override.", "key.converter.", "value.converter.",
+	"header.converter.", "transforms.", "predicates.", "topic.creation.", "database.", "driver.",
+	"schema.history.internal.", "signal.", "notification.", "column.mask.", "column.truncate.",
+	"snapshot.select.statement.overrides.", "errors.", "internal.", "offset.storage.",
+}
+
+// unknownKeys returns the keys of cfg that neither the framework, the
+// connector, its transforms nor its converters define (infos, the
+// validate answer) and that no pass-through prefix covers, sorted: Kafka
+// Connect accepts them silently, connectd logs a WARN naming each (a
+// mistyped key would otherwise be a silent default).
+func unknownKeys(cfg map[string]string, infos ConfigInfos) []string {
+	// A sink connector's framework keys (SinkConnectorConfig), which the
+	// validate answer checks (sinkConfigErrors) without listing them.
+	known := map[string]bool{"topics": true, "topics.regex": true}
+	for _, c := range infos.Configs {
+		if c.Definition != nil {
+			known[c.Definition.Name] = true
+		}
+		if c.Value != nil {
+			known[c.Value.Name] = true
+		}
+	}
+	prefixes := passThroughPrefixes
+	// Debezium's custom converters and post processors: "<alias>.type" and
+	// the alias's own keys.
+	for _, list := range []string{"converters", "post.processors"} {
+		for _, alias := range splitList(cfg[list]) {
+			prefixes = append(prefixes, alias+".")
+		}
+	}
+	var out []string
+	for k := range cfg {
+		if known[k] || slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(k, p) }) {
+			continue
+		}
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // PluginConfig returns the ConfigKeyInfo list of a plugin as
