@@ -157,11 +157,17 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 				}
 			}
 		case *ast.DropDatabaseStmt:
+			var ids []string
 			for id, t := range c {
 				if strings.EqualFold(t.Schema, s.Name.O) {
-					delete(c, id)
-					add("DROP", t.Schema, t.Name, nil)
+					ids = append(ids, id)
 				}
+			}
+			slices.Sort(ids) // a stable order of the changes
+			for _, id := range ids {
+				t := c[id]
+				delete(c, id)
+				add("DROP", t.Schema, t.Name, nil)
 			}
 		case *ast.AlterTableStmt:
 			db, name := qual(s.Table)

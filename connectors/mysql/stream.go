@@ -283,14 +283,15 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 	// offset, so a DDL after it is applied (and stored) again; storing a
 	// structure twice is harmless.
 	// touched: the statement names a table; capturedDB / capturedTable:
-	// one of those is in a captured database / is a captured table.
+	// one of those is in a captured database / is a captured table. The
+	// changes describe every table whose structure is tracked
+	// (config.schemaTracked), captured or not, as Debezium's.
 	var touched, capturedDB, capturedTable bool
 	include := func(d, name string) bool {
 		touched = true
 		capturedDB = capturedDB || t.cfg.dbIncluded(d)
-		ok := t.cfg.included(d, name)
-		capturedTable = capturedTable || ok
-		return ok
+		capturedTable = capturedTable || t.cfg.included(d, name)
+		return t.cfg.schemaTracked(d, name)
 	}
 	var changes []tableChange
 	isDDL := true
@@ -341,16 +342,16 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 		// schema change event (mariadiff seed 185)
 		return nil
 	}
-	store := t.history != nil
+	keep := true
 	switch {
-	case !store:
 	case !touched:
-		store = !(t.cfg.storeOnlyTables || t.cfg.storeOnlyDBs) || t.cfg.dbIncluded(db)
+		keep = !(t.cfg.storeOnlyTables || t.cfg.storeOnlyDBs) || t.cfg.dbIncluded(db)
 	case t.cfg.storeOnlyTables:
-		store = capturedTable
+		keep = capturedTable
 	case t.cfg.storeOnlyDBs:
-		store = capturedDB
+		keep = capturedDB
 	}
+	store := t.history != nil && keep
 	// DROP TABLE: one statement per table, as Debezium signals each
 	// dropped table (its history and schema change events carry
 	// "DROP TABLE `db`.`t`", not the server's text).
@@ -377,7 +378,9 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 				return err
 			}
 		}
-		if !t.cfg.includeSchemaChanges {
+		if !t.cfg.includeSchemaChanges || t.cfg.storeOnlyDBs && !keep {
+			// store.only.captured.databases.ddl: neither stored nor
+			// emitted (Debezium's skipSchemaChangeEvent)
 			continue
 		}
 		src := sourceInfo{server: t.cfg.topicPrefix, db: db, ts: time.Unix(int64(h.Timestamp), 0),
