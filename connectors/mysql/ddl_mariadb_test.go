@@ -163,3 +163,29 @@ func FuzzNormalizeMariaDB(f *testing.F) {
 		}
 	})
 }
+
+// TestZeroPaddedDefault: the CREATE TABLE MariaDB logs for CREATE TABLE …
+// AS SELECT writes a ZEROFILL column's default padded (DEFAULT 00000);
+// Debezium's defaultValueExpression keeps it as written (mariadiff seeds
+// 11, 19), also for ALTER … SET DEFAULT.
+func TestZeroPaddedDefault(t *testing.T) {
+	p := parser.New()
+	cat := catalog{}
+	all := func(db, name string) bool { return true }
+	for _, step := range []struct{ ddl, want string }{
+		{"CREATE TABLE `z` (\n  `a` smallint(5) unsigned zerofill DEFAULT 00000,\n  `b` int(11) DEFAULT 0\n)", "00000,0"},
+		{"ALTER TABLE z ALTER COLUMN b SET DEFAULT 007", "00000,007"},
+		{"ALTER TABLE z MODIFY a smallint(5) unsigned zerofill DEFAULT 00042", "00042,007"},
+	} {
+		if _, _, err := cat.applyDDL(p, "db", step.ddl, all, nil); err != nil {
+			t.Fatalf("%s: %v", step.ddl, err)
+		}
+		var ds []string
+		for _, c := range cat["db.z"].cols {
+			ds = append(ds, *c.defaultSQL)
+		}
+		if got := strings.Join(ds, ","); got != step.want {
+			t.Errorf("%s: defaults %s, want %s", step.ddl, got, step.want)
+		}
+	}
+}
