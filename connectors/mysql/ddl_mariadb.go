@@ -177,6 +177,9 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 		}
 		return strings.ToUpper(unquoteIdent(toks[sig[k]].text)) // SHOW CREATE TABLE quotes `PAGE_COMPRESSED`='ON'
 	}
+	// quoted: significant token k is a quoted identifier (`select`), a
+	// name whatever word it spells
+	quoted := func(k int) bool { return k >= 0 && k < len(sig) && strings.HasPrefix(toks[sig[k]].text, "`") }
 	if len(sig) == 0 {
 		return ddl, md
 	}
@@ -483,12 +486,12 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 				md.bitDefaults = map[string]string{}
 			}
 			md.bitDefaults[strings.ToLower(col)] = strings.Trim(toks[sig[j+1]].text, "'")
-		case w == "NUMERIC" && j > 0 && isIdentToken(toks[sig[j-1]].text) && !notColumnName[prev]:
+		case w == "NUMERIC" && j > 0 && isIdentToken(toks[sig[j-1]].text) && (!notColumnName[prev] || quoted(j-1)):
 			if md.numeric == nil {
 				md.numeric = map[string]bool{}
 			}
 			md.numeric[strings.ToLower(unquoteIdent(toks[sig[j-1]].text))] = true
-		case mariadbTypes[strings.ToLower(w)] != "" && isIdentToken(toks[sig[j-1]].text) && !notColumnName[prev] &&
+		case mariadbTypes[strings.ToLower(w)] != "" && isIdentToken(toks[sig[j-1]].text) && (!notColumnName[prev] || quoted(j-1)) &&
 			(next == "" || afterType[next]):
 			name := unquoteIdent(toks[sig[j-1]].text)
 			if md.types == nil {

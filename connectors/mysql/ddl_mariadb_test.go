@@ -106,6 +106,8 @@ func TestMariaDBDDLColumnModel(t *testing.T) {
 		{"ALTER TABLE p ADD COLUMN IF NOT EXISTS u uuid AFTER id, DROP PERIOD FOR app", "p", "id:int,u:uuid,d1:date,d2:date", "id", 0},
 		{"CREATE TABLE c (id int PRIMARY KEY, a varchar(10) CHARACTER SET latin2 COLLATE latin2_czech_cs, b text, g point NOT NULL, SPATIAL KEY (g))", "c", "id:int,a:varchar,b:text,g:point", "id", 0},
 		{"ALTER TABLE c MODIFY b enum('x','y') CHARACTER SET ucs2, ADD COLUMN d decimal(10,2)", "c", "id:int,a:varchar,b:enum,g:point,d:decimal", "id", 0},
+		// a quoted column name spelling a keyword (mariadiff seed 35)
+		{"CREATE TABLE q (`select` NUMERIC(4,4), `key` uuid, id int PRIMARY KEY)", "q", "select:numeric,key:uuid,id:int", "id", 0},
 	} {
 		if _, _, err := cat.applyDDL(p, "db", step.ddl, all, nil); err != nil {
 			t.Fatalf("%s: %v", step.ddl, err)

@@ -282,15 +282,14 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 	// After a restart the catalog holds the structures of the stored
 	// offset, so a DDL after it is applied (and stored) again; storing a
 	// structure twice is harmless.
-	// touched: the statement names a table; capturedDB / capturedTable:
-	// one of those is in a captured database / is a captured table. The
-	// changes describe every table whose structure is tracked
-	// (config.schemaTracked), captured or not, as Debezium's.
-	var touched, capturedDB, capturedTable bool
+	// touched: the statement names a table; capturedDB: one of those is
+	// in a captured database. The changes describe every table whose
+	// structure is tracked (config.schemaTracked), captured or not, as
+	// Debezium's.
+	var touched, capturedDB bool
 	include := func(d, name string) bool {
 		touched = true
 		capturedDB = capturedDB || t.cfg.dbIncluded(d)
-		capturedTable = capturedTable || t.cfg.included(d, name)
 		return t.cfg.schemaTracked(d, name)
 	}
 	var changes []tableChange
@@ -332,9 +331,13 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 	pos := offset{file: s.file, pos: s.txStart, gtids: s.gtidsBefore, event: s.events, serverID: int64(h.ServerID),
 		tsSec: int64(h.Timestamp), snapshotRecord: true, noRow: true}
 	// schema.history.internal.store.only.captured.{tables,databases}.ddl:
-	// a statement naming tables is stored when one of them is captured
-	// (tables) or in a captured database (databases); one naming no table
-	// (CREATE DATABASE, …) when the event's database is captured.
+	// a statement naming tables is stored and emitted when a table it
+	// leaves is captured (tables: Debezium records a schema change whose
+	// tables include a captured one, so RENAME of a captured table to a
+	// name that is not captured, or CREATE TABLE … LIKE a captured table,
+	// is neither stored nor emitted: mariadiff seed 32), or when one is in
+	// a captured database (databases); one naming no table (CREATE
+	// DATABASE, …) when the event's database is captured.
 	if t.cfg.storeOnlyTables && len(changes) == 0 && indexDDL.MatchString(q) {
 		// about a table without changing its structure (CREATE INDEX):
 		// Debezium's event has no table (source.table ""), so under
@@ -347,7 +350,7 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 	case !touched:
 		keep = !(t.cfg.storeOnlyTables || t.cfg.storeOnlyDBs) || t.cfg.dbIncluded(db)
 	case t.cfg.storeOnlyTables:
-		keep = capturedTable
+		keep = len(changes) > 0 // each part: its own changes (below)
 	case t.cfg.storeOnlyDBs:
 		keep = capturedDB
 	}
@@ -373,6 +376,9 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 		}
 	}
 	for _, p := range parts {
+		if t.cfg.storeOnlyTables && touched && len(p.changes) == 0 {
+			continue // DROP TABLE of a table that is not captured
+		}
 		if store {
 			if err := t.history.store(ctx, pos, db, p.ddl, p.changes, t.now()); err != nil {
 				return err
