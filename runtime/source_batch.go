@@ -103,10 +103,7 @@ func (w *workerSourceTask) sendBatch(ctx context.Context, recs []*connect.Source
 				releaseSlots(part[i+1:])
 				return err
 			}
-			s.w, s.rec, s.sourceTs = w, sl.out, sl.sourceTs
-			s.sr = w.submitted.submit(sl.out.SourcePartition, sl.out.SourceOffset)
-			w.metrics.Sent()
-			w.producer.Produce(ctx, &s.kr, producedPromise)
+			w.produce(ctx, s, sl.out, sl.sourceTs)
 		}
 	}
 	return stopErr

@@ -308,11 +308,17 @@ func (w *workerSourceTask) send(ctx context.Context, rec *connect.SourceRecord, 
 		inflightRecords.Put(s)
 		return err
 	}
+	w.produce(ctx, s, rec, sourceTs)
+	return nil
+}
+
+// produce submits rec's offset and hands its converted Kafka record s.kr
+// to the producer (send and sendBatch, in record order).
+func (w *workerSourceTask) produce(ctx context.Context, s *inflightRecord, rec *connect.SourceRecord, sourceTs int64) {
 	s.w, s.rec, s.sourceTs = w, rec, sourceTs
 	s.sr = w.submitted.submit(rec.SourcePartition, rec.SourceOffset)
 	w.metrics.Sent()
 	w.producer.Produce(ctx, &s.kr, producedPromise)
-	return nil
 }
 
 // inflightRecord is one record of send between Produce and its promise: the
