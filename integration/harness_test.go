@@ -56,11 +56,39 @@ type daemon struct {
 	log             *syncBuffer
 	exited          chan struct{}
 	args            []string // extra arguments, e.g. -o key=value
+	// problemsOnly prints, on failure, only each start's WARN and ERROR
+	// lines (at most 40 a start) and the last start's last 60 lines: a
+	// soak restarts connectd dozens of times, and whole logs bury the
+	// test's own messages past what CI keeps of the output.
+	problemsOnly bool
 }
 
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
+}
+
+// problemLines is log's WARN and ERROR lines (at most limit, then a count
+// of the rest) and, when tail is set, its last 60 lines.
+func problemLines(log string, limit int, tail bool) string {
+	var out []string
+	n := 0
+	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
+	for _, l := range lines {
+		if strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR") || strings.Contains(l, " WARN ") || strings.Contains(l, " ERROR ") || strings.Contains(l, "panic") {
+			if n++; n <= limit {
+				out = append(out, l)
+			}
+		}
+	}
+	if n > limit {
+		out = append(out, fmt.Sprintf("… %d more WARN/ERROR lines", n-limit))
+	}
+	if tail {
+		out = append(out, "last lines:")
+		out = append(out, lines[max(0, len(lines)-60):]...)
+	}
+	return strings.Join(out, "\n")
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
@@ -114,7 +142,11 @@ func (d *daemon) start() {
 			<-exited
 		}
 		if d.t.Failed() {
-			d.t.Logf("connectd log (start %d):\n%s", n, lb.String())
+			if d.problemsOnly {
+				d.t.Logf("connectd log (start %d), its WARN and ERROR lines:\n%s", n, problemLines(lb.String(), 40, n == d.starts))
+			} else {
+				d.t.Logf("connectd log (start %d):\n%s", n, lb.String())
+			}
 		}
 	})
 	deadline := time.Now().Add(60 * time.Second)

@@ -4,10 +4,12 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -51,6 +53,25 @@ func TestSoak(t *testing.T) {
 	rng := rand.New(rand.NewSource(seed))
 	t.Logf("soak: duration %s, seed %d (CONNECTD_SOAK_SEED=%d to run it again)", dur, seed, seed)
 	ctx := context.Background()
+	// What failed, printed again last of all (this cleanup runs after the
+	// others, which print connectd's logs): CI keeps only the end of the
+	// output.
+	var problems []string
+	report := func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		problems = append(problems, msg)
+		t.Error(msg)
+	}
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		shown := problems
+		if len(shown) > 30 {
+			shown = shown[:30]
+		}
+		t.Logf("soak FAILED (CONNECTD_SOAK_SEED=%d), %d problems, the first %d:\n%s", seed, len(problems), len(shown), strings.Join(shown, "\n"))
+	})
 
 	pg := startInventory(t)
 	mustExec(t, pg, `CREATE TABLE inventory.soak (id int PRIMARY KEY, v bigint NOT NULL, pad text); INSERT INTO inventory.soak VALUES (100000, 1, 'sentinel')`)
@@ -65,6 +86,7 @@ func TestSoak(t *testing.T) {
 		return cfg
 	}
 	d := newDaemon(t)
+	d.problemsOnly = true
 	d.start()
 	if code, b := d.do("POST", "/connectors", map[string]any{"name": "pgsoak", "config": via(pgConnector(pg, map[string]string{"table.include.list": "inventory.soak"}), pgProxy)}); code != 201 {
 		t.Fatalf("create pgsoak: %d %s", code, b)
@@ -275,7 +297,8 @@ func TestSoak(t *testing.T) {
 			// MariaDB killed (SIGKILL) and started again: crash recovery;
 			// the connector and the pg2maria sink reconnect.
 			if err := m.Crash(ctx); err != nil {
-				t.Fatalf("crash mariadb: %v", err)
+				report("crash mariadb: %v", err)
+				t.FailNow()
 			}
 			faults["crash-mariadb"]++
 		case f == 8:
@@ -296,7 +319,8 @@ func TestSoak(t *testing.T) {
 			// lsn.flush.mode=connector never does while idle (as
 			// Debezium's): that is a separate case, not a soak fault.
 			if err := pg.Crash(ctx); err != nil {
-				t.Fatalf("crash postgres: %v", err)
+				report("crash postgres: %v", err)
+				t.FailNow()
 			}
 			faults["crash-postgres"]++
 		}
@@ -341,7 +365,8 @@ func TestSoak(t *testing.T) {
 	read := 0
 	for !done() {
 		if time.Now().After(deadline) {
-			t.Fatalf("not every change arrived within 5 minutes of the end (read %d events)", read)
+			report("not every change arrived within 5 minutes of the end (read %d events)", read)
+			t.FailNow()
 		}
 		for _, e := range c.drain(2 * time.Second)[read:] {
 			read++
@@ -387,7 +412,7 @@ func TestSoak(t *testing.T) {
 					}
 				}
 				lost++
-				t.Errorf("%s key %d: v %d was written and never arrived", w.topic, k, v)
+				report("%s key %d: v %d was written and never arrived", w.topic, k, v)
 			}
 			if s == nil {
 				continue
@@ -396,22 +421,46 @@ func TestSoak(t *testing.T) {
 			for i := 1; i < len(s.order); i++ {
 				if s.order[i] < s.order[i-1] {
 					outOfOrder++
-					t.Errorf("%s key %d: v %d first seen after v %d", w.topic, k, s.order[i], s.order[i-1])
+					report("%s key %d: v %d first seen after v %d", w.topic, k, s.order[i], s.order[i-1])
 				}
+			}
+		}
+	}
+	// Every task runs: a task the faults left FAILED (an error it should
+	// have retried) is named with its trace.
+	for _, name := range []string{"pgsoak", "mdsoak", "pg2maria", "maria2pg"} {
+		code, b := d.do("GET", "/connectors/"+name+"/status", nil)
+		var st struct {
+			Connector struct{ State, Trace string }
+			Tasks     []struct {
+				ID           int
+				State, Trace string
+			}
+		}
+		if code != 200 || json.Unmarshal(b, &st) != nil {
+			report("status of %s: %d %s", name, code, b)
+			continue
+		}
+		if st.Connector.State != "RUNNING" {
+			report("connector %s is %s: %s", name, st.Connector.State, st.Connector.Trace)
+		}
+		for _, tk := range st.Tasks {
+			if tk.State != "RUNNING" {
+				report("task %s-%d is %s: %s", name, tk.ID, tk.State, tk.Trace)
 			}
 		}
 	}
 	for _, name := range []string{"pgsoak", "mdsoak"} {
 		out, errOut, code := runCLIFor(t, 5*time.Minute, "verify", name, "--url", d.rest, "--rounds", "3", "--settle", "3s")
 		if code != 0 {
-			t.Errorf("connectd verify %s: exit %d\n%s\n%s", name, code, out, errOut)
+			report("connectd verify %s: exit %d\n%s\n%s", name, code, out, errOut)
 		}
 	}
 	// The sinks' tables equal their sources.
 	for _, v := range [][2]string{{"pgsoak", "pg2maria"}, {"mdsoak", "maria2pg"}} {
 		out, errOut, code := runCLIFor(t, 5*time.Minute, "verify", v[0], "--against", v[1], "--url", d.rest, "--rounds", "3", "--settle", "60s")
 		if code != 0 {
-			t.Errorf("connectd verify %s --against %s: exit %d\n%s\n%s", v[0], v[1], code, out, errOut)
+			report("connectd verify %s --against %s: exit %d\n%s\n%s", v[0], v[1], code, out, errOut)
 		} else {
 			t.Logf("verify %s --against %s:\n%s", v[0], v[1], out)
 		}

@@ -339,15 +339,20 @@ func (d *mysqlDialect) applyOp(ctx context.Context, tx *sql.Tx, op tableOp) erro
 	return nil
 }
 
-// retriableMySQL wraps network errors, a bad connection and MySQL's
-// deadlock (1213), lock wait timeout (1205) and server-gone (2006, 2013)
-// errors (retriableBy).
+// retriableMySQL wraps network errors, a bad connection and the server
+// errors a restart, a dropped connection or contention give (retriableBy):
+// deadlock (1213), lock wait timeout (1205), server gone (2006, 2013),
+// too many connections (1040), shutdown in progress (1053), aborted
+// connection (1152, 1184), a network read or write error on the server's
+// side (1158-1161), connection killed (1927) and the client interaction
+// timeout (4031). A server shutting down or restarting answers with 1053
+// or 1927 before its connections close.
 func retriableMySQL(err error) error {
 	return retriableBy(err, func(err error) (retry, known bool) {
 		var me *mysql.MySQLError
 		if errors.As(err, &me) {
 			switch me.Number {
-			case 1205, 1213, 2006, 2013:
+			case 1040, 1053, 1152, 1158, 1159, 1160, 1161, 1184, 1205, 1213, 1927, 2006, 2013, 4031:
 				return true, true
 			}
 			return false, true
