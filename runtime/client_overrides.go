@@ -164,7 +164,9 @@ func producerOverrideOpt(key, v string) ([]kgo.Opt, error) {
 		if !ok {
 			return nil, fmt.Errorf("Invalid value %s for configuration compression.type: String must be one of: none, gzip, snappy, lz4, zstd", v)
 		}
-		return []kgo.Opt{kgo.ProducerBatchCompression(codec)}, nil
+		// WithCompressor(nil): kgo's compressor for codec, not the
+		// default lz4Compressor (herder.go defaultCompressor).
+		return []kgo.Opt{kgo.ProducerBatchCompression(codec), kgo.WithCompressor(nil)}, nil
 	case "acks":
 		switch strings.ToLower(v) {
 		case "all", "-1":

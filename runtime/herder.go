@@ -357,6 +357,7 @@ func (h *Herder) producerOptsWith(sec *kafkaSecuritySettings) []kgo.Opt {
 		// compression.type: snappy (embedded broker) or lz4, see
 		// defaultCompression; producer.override.compression.type wins.
 		kgo.ProducerBatchCompression(h.defaultCompression()),
+		kgo.WithCompressor(h.defaultCompressor()),
 		// max.request.size: kgo's 1,000,012 bytes (Kafka's), or larger
 		// batches with the embedded broker, see defaultBatchMaxBytes.
 		kgo.ProducerBatchMaxBytes(h.defaultBatchMaxBytes()),
@@ -392,6 +393,20 @@ func (h *Herder) defaultBatchMaxBytes() int32 {
 // Kafka clients (the unprefixed security.protocol, sasl.*, ssl.* keys),
 // for other clients of the worker such as the schema registry's.
 func (h *Herder) InternalKafkaOpts() []kgo.Opt { return h.internalSec.opts() }
+
+// defaultCompressor is lz4Compressor against an external cluster (lz4
+// frames without the content checksum), nil (kgo's, by
+// defaultCompression) against the embedded broker.
+// producer.override.compression.type sets it back to nil (client_overrides.go).
+func (h *Herder) defaultCompressor() kgo.Compressor {
+	if h.cfg.EmbeddedBroker() {
+		return nil
+	}
+	return lz4Default
+}
+
+// lz4Default is shared by every producer: its writers are pooled.
+var lz4Default = newLZ4Compressor()
 
 // defaultCompression is the producer's compression.type when no
 // producer.override.compression.type is given: snappy against the
