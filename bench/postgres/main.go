@@ -477,6 +477,18 @@ END $$;`, table)); err != nil {
 			}
 		}
 	}
+	// The phase's slots are dropped when it ends (every run stopped by
+	// then): the next phase makes as many again, and max_replication_slots
+	// (20, testenv) holds one phase's runs and reference, not two.
+	defer func() {
+		slots := []string{"ref_" + table}
+		for _, r := range runs {
+			slots = append(slots, r.slot)
+		}
+		for _, sl := range slots {
+			pg.Exec(context.Background(), "bench", fmt.Sprintf(`SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '%s'`, sl))
+		}
+	}()
 	// Each connector creates its slot (no_data) in its own connectd (own
 	// data.dir, so that only it restarts later) and is then stopped, so
 	// that the backlog accumulates behind every slot; the reference slot
