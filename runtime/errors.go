@@ -48,9 +48,16 @@ func (e *NotFoundError) Error() string {
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
 // ConfigInvalidError lists the problems of a connector config (REST 400).
-type ConfigInvalidError struct{ Errors []connect.ConfigError }
+// Page, when set, is the reference page of the connector's keys
+// (referencePageOf).
+type ConfigInvalidError struct {
+	Errors []connect.ConfigError
+	Page   string
+}
 
-// Error matches Kafka Connect's AbstractHerder message for an invalid config.
+// Error matches Kafka Connect's AbstractHerder message for an invalid
+// config, followed, for a shipped connector, by the page describing its
+// keys.
 func (e *ConfigInvalidError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Connector configuration is invalid and contains the following %d error(s):\n", len(e.Errors))
@@ -59,6 +66,9 @@ func (e *ConfigInvalidError) Error() string {
 		b.WriteString("\n")
 	}
 	b.WriteString("You can also find the above list of errors at the endpoint `/connector-plugins/{connectorType}/config/validate`")
+	if e.Page != "" {
+		b.WriteString("\nEvery key of this connector is described in " + e.Page)
+	}
 	return b.String()
 }
 

@@ -205,11 +205,16 @@ func (h *Herder) validateForWrite(cfg map[string]string) error {
 	if err != nil {
 		return err
 	}
+	page := referencePageOf(cfg["connector.class"])
 	if infos.ErrorCount > 0 {
-		return &ConfigInvalidError{Errors: infos.Messages()}
+		return &ConfigInvalidError{Errors: infos.Messages(), Page: page}
+	}
+	where := ""
+	if page != "" {
+		where = " (" + page + " lists the connector's keys)"
 	}
 	for _, k := range unknownKeys(cfg, infos) {
-		h.log.Warn(fmt.Sprintf("The configuration '%s' was supplied but isn't a known config: connectd ignores it", k), "connector", cfg["name"])
+		h.log.Warn(fmt.Sprintf("The configuration '%s' was supplied but isn't a known config: connectd ignores it%s", k, where), "connector", cfg["name"])
 	}
 	return nil
 }
