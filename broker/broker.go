@@ -205,6 +205,12 @@ func (b *Broker) RecoveredTransactions() (committed, aborted int) {
 // Addr returns the broker's host:port.
 func (b *Broker) Addr() string { return b.addr }
 
+// StorageError is why the last produced batch could not be written to
+// data.dir (a full disk: "no space left on device"), nil once a batch was
+// written since. The produce request got UNKNOWN_SERVER_ERROR, which says
+// nothing of it; the worker adds it to the task's error.
+func (b *Broker) StorageError() error { return b.cluster.StorageError() }
+
 // ClusterID returns the cluster id (stable across restarts of one data.dir).
 func (b *Broker) ClusterID() string { return b.id }
 

@@ -115,13 +115,15 @@ type Herder struct {
 	// logSync makes what the worker's Kafka acknowledged durable before
 	// source offsets are stored and positions confirmed upstream
 	// (WithLogSync); nil = nothing to do (an external Kafka cluster).
-	logSync  func() error
-	plugins  *connect.Plugins
-	workerID string
-	restURL  string // http(s)://<workerID>, as members know each other
-	log      *slog.Logger
-	taskLog  *slog.Logger
-	loggers  *Loggers
+	logSync func() error
+	// storageErr is WithStorageError's (nil with an external cluster).
+	storageErr func() error
+	plugins    *connect.Plugins
+	workerID   string
+	restURL    string // http(s)://<workerID>, as members know each other
+	log        *slog.Logger
+	taskLog    *slog.Logger
+	loggers    *Loggers
 
 	configLog *kafkalog.Log
 	statusLog *kafkalog.Log
@@ -200,6 +202,14 @@ type HerderOption func(*Herder)
 // before they store offsets and before they confirm positions upstream.
 func WithLogSync(sync func() error) HerderOption {
 	return func(h *Herder) { h.logSync = sync }
+}
+
+// WithStorageError gives the herder the embedded broker's last storage
+// error (broker.Broker.StorageError): a produce that fails while it is set
+// fails the task with it, so that the task's trace says the data.dir is
+// full instead of only UNKNOWN_SERVER_ERROR.
+func WithStorageError(storageErr func() error) HerderOption {
+	return func(h *Herder) { h.storageErr = storageErr }
 }
 
 // NewHerder opens the config, status and offsets topics on brokers, reads
@@ -1038,7 +1048,7 @@ func (h *Herder) startTask(rc *runningConnector, id TaskID, conn connect.Connect
 		w := &workerSourceTask{
 			id: id, task: source.NewTask(), cfg: cfg, keyConv: keyConv, valConv: valConv, chain: chain,
 			producer: h.producer, topics: h.topics, store: h.store, flushInt: h.flushInt, flushTO: h.flushTO, log: h.taskLog,
-			logSync:  h.logSync,
+			logSync: h.logSync, storageErr: h.storageErr,
 			setState: func(state, trace string) { h.putStatus(taskStatusKey(id), state, trace) },
 			gate:     rt.gate,
 			onTopic:  func(topic string) { h.recordActiveTopic(id, topic) },

@@ -90,6 +90,24 @@ type workerSourceTask struct {
 	// logSync makes the records Kafka acknowledged so far durable
 	// (EmbeddedBroker.Sync); nil = nothing to do.
 	logSync func() error
+	// storageErr is the embedded broker's last storage error
+	// (WithStorageError); nil = none to ask.
+	storageErr func() error
+}
+
+// produceError is the task's error for a record the producer failed for
+// good: the topic and the cause, and, when the embedded broker could not
+// store a batch, why (a full data.dir), which the produce response's
+// UNKNOWN_SERVER_ERROR does not say. Only acknowledged records' offsets
+// are committed, so nothing after the failed record is confirmed to the
+// database: restarting the task once there is room resends it.
+func (w *workerSourceTask) produceError(topic string, err error) error {
+	if w.storageErr != nil {
+		if serr := w.storageErr(); serr != nil {
+			return fmt.Errorf("producing to %s: %w; the embedded broker could not store it: %v (free space in data.dir, then restart the task)", topic, err, serr)
+		}
+	}
+	return fmt.Errorf("producing to %s: %w", topic, err)
 }
 
 // syncLog runs logSync, if any.
@@ -348,7 +366,7 @@ func producedPromise(kr *kgo.Record, err error) {
 	w.metrics.Acked(s.sourceTs, err)
 	if err != nil {
 		w.produceErrOnce.Do(func() {
-			w.produceErr <- &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: fmt.Errorf("producing to %s: %w", rec.Topic, err)}
+			w.produceErr <- &TaskError{Task: w.id, Stage: StageKafkaProduce, Err: w.produceError(rec.Topic, err)}
 		})
 	} else {
 		w.submitted.ack(s.sr)

@@ -94,7 +94,7 @@ func (w *workerSourceTask) commitTransaction(ctx context.Context, recs []*connec
 		if err != nil {
 			mu.Lock()
 			if firstErr == nil {
-				firstErr = fmt.Errorf("producing to %s: %w", r.Topic, err)
+				firstErr = w.produceError(r.Topic, err)
 			}
 			mu.Unlock()
 		}

@@ -95,7 +95,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 	}
 	var hopts []HerderOption
 	if w.Broker != nil {
-		hopts = append(hopts, WithLogSync(w.Broker.Sync))
+		hopts = append(hopts, WithLogSync(w.Broker.Sync), WithStorageError(w.Broker.StorageError))
 	}
 	h, err := NewHerder(ctx, cfg, plugins, w.Brokers, restAddr, log, hopts...)
 	if err != nil {

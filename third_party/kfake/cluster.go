@@ -46,6 +46,11 @@ type (
 		sleeping       map[*clientConn]*bsleep
 		controlSleep   chan sleepChs
 
+		// storageErr is the last error writing a produced batch to the
+		// storage dir (nil after a batch was written again): connectd's
+		// broker names it when a produce fails (StorageError).
+		storageErr atomic.Pointer[error]
+
 		faultsMu  sync.Mutex
 		faults    []*fault
 		faultCond *sync.Cond // broadcast on every fault hit, see FaultHandle.Wait
@@ -1570,4 +1575,25 @@ func (c *Cluster) expireGroupOffsets() {
 			g.kill()
 		}
 	}
+}
+
+// StorageError is the error of the last produced batch that could not be
+// written to the storage dir (a full disk, say), or nil once a batch has
+// been written since. Produce answers such a batch with
+// UNKNOWN_SERVER_ERROR, which says nothing of the cause.
+func (c *Cluster) StorageError() error {
+	if p := c.storageErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (c *Cluster) setStorageErr(err error) {
+	if err == nil {
+		if c.storageErr.Load() != nil {
+			c.storageErr.Store(nil)
+		}
+		return
+	}
+	c.storageErr.Store(&err)
 }

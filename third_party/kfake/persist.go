@@ -1841,10 +1841,12 @@ func (c *Cluster) persistBatchToSegment(pd *partData, b *partBatch) int64 {
 	if pd.activeSegFile == nil {
 		if err := fsys.MkdirAll(pdir, 0o755); err != nil {
 			c.cfg.logger.Logf(LogLevelWarn, "persist batch mkdir %s: %v", pdir, err)
+			c.setStorageErr(err)
 			return -1
 		}
 		if err := c.openSegmentFiles(pd, pdir); err != nil {
 			c.cfg.logger.Logf(LogLevelWarn, "persist batch open %s-%d: %v", pd.t, pd.p, err)
+			c.setStorageErr(err)
 			return -1
 		}
 	}
@@ -1857,6 +1859,7 @@ func (c *Cluster) persistBatchToSegment(pd *partData, b *partBatch) int64 {
 		pd.segments = append(pd.segments, segmentInfo{base: b.FirstOffset})
 		if err := c.openSegmentFiles(pd, pdir); err != nil {
 			c.cfg.logger.Logf(LogLevelWarn, "persist batch open %s-%d: %v", pd.t, pd.p, err)
+			c.setStorageErr(err)
 			return -1
 		}
 		active = &pd.segments[len(pd.segments)-1]
@@ -1874,10 +1877,12 @@ func (c *Cluster) persistBatchToSegment(pd *partData, b *partBatch) int64 {
 	}
 	if segErr != nil {
 		c.cfg.logger.Logf(LogLevelWarn, "persist batch %s-%d: %v", pd.t, pd.p, segErr)
+		c.setStorageErr(fmt.Errorf("writing %s-%d to %s: %w", pd.t, pd.p, pdir, segErr))
 		pd.activeSegFile.Truncate(active.size)
 		pd.closeActiveFiles(false)
 		return -1
 	}
+	c.setStorageErr(nil)
 
 	// With SyncWrites, fsync every batch for immediate durability.
 	// Without it, we rely on the OS page cache and sync only on
