@@ -494,10 +494,29 @@ func (ct *colType) fromInt(n int64) any {
 }
 
 // fromBinlog converts a value decoded by go-mysql from a row event
-// (ParseTime=false, UseDecimal=false, TIMESTAMP rendered in UTC).
+// (ParseTime=true: a DATETIME from 1970 on or a non-zero TIMESTAMP is a
+// time.Time, earlier and zero ones a string; UseDecimal=false; TIMESTAMP
+// strings rendered in UTC).
 func (ct *colType) fromBinlog(v any) (any, error) {
 	c := ct.col
 	switch x := v.(type) {
+	case time.Time:
+		x = x.UTC()
+		switch ct.kind {
+		case kTimestamp:
+			return ct.adjustYear(x).UnixMilli(), nil
+		case kMicroTS:
+			return ct.adjustYear(x).UnixMicro(), nil
+		case kZoned:
+			return zoned(x, c.fsp), nil
+		}
+		// Any other kind: the text go-mysql gives without ParseTime
+		// (fractional digits as the column's fsp), converted as before.
+		layout := "2006-01-02 15:04:05"
+		if c.fsp > 0 {
+			layout += "." + strings.Repeat("0", c.fsp)
+		}
+		return ct.fromBinlogBytes([]byte(x.Format(layout)))
 	case string:
 		return ct.fromBinlogBytes([]byte(x))
 	case []byte:
