@@ -355,3 +355,11 @@ func (m *Manager) Query(id string) (*Query, error) {
 	}
 	return j.q, nil
 }
+
+// Has says whether job id exists.
+func (m *Manager) Has(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.jobs[id]
+	return ok
+}
