@@ -128,3 +128,37 @@ func TestVerifyAgainstSQLJob(t *testing.T) {
 		t.Fatalf("against nosuch: %s", out)
 	}
 }
+
+// With exactly.once.source.support=enabled the connector's topics end in
+// transaction markers, which a job's checkpoint never passes (it stops
+// after the last record it read): verify --against JOB counts such a
+// partition as caught up (job_lag 0) instead of waiting out --settle and
+// reporting the markers as lag.
+func TestVerifyAgainstSQLJobExactlyOnce(t *testing.T) {
+	pg := startInventory(t)
+	d := newDaemon(t)
+	d.args = []string{"-o", "exactly.once.source.support=enabled"}
+	d.start()
+	if code, body := d.do("POST", "/connectors", map[string]any{"name": "src", "config": pgConnector(pg, nil)}); code != 201 {
+		t.Fatalf("create: %d %s", code, body)
+	}
+	d.waitSnapshotDone("src")
+	stmt := map[string]any{"statement": "CREATE TABLE per_product AS SELECT product_id, SUM(quantity) AS qty FROM `dbserver1.inventory.orders` GROUP BY product_id",
+		"configuration": map[string]string{"execution.checkpointing.interval": "200 ms"}}
+	if code, body := d.do("POST", "/sql", stmt); code != 201 {
+		t.Fatalf("POST /sql: %d %s", code, body)
+	}
+	mustExec(t, pg, `UPDATE inventory.orders SET quantity = 9 WHERE id = 1;
+		INSERT INTO inventory.orders (order_date, purchaser, quantity, product_id) VALUES ('2026-01-02', 3, 7, 3)`)
+	out, errOut, code := runCLIFor(t, 3*time.Minute, "verify", "src", "--against", "per_product", "--url", d.rest, "--json", "--rounds", "5", "--settle", "30s")
+	if code != 0 {
+		t.Fatalf("verify: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var res runtime.VerifyResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if tr := res.Tables[0]; res.JobLag != 0 || tr.SourceRows != 3 || tr.TopicKeys != 3 {
+		t.Fatalf("job_lag %d, %+v", res.JobLag, tr)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/connectd/connectd/connect"
 	"github.com/connectd/connectd/flinklite/sql"
@@ -231,7 +232,10 @@ func offsetNumber(v any) (uint64, bool) {
 
 // jobLag waits up to the settle time for job id's last checkpoint to have
 // read its source topics to their end offsets now, and returns how many
-// records it had not then. Errors: the job stopped or was deleted.
+// records it had not then. A partition whose offsets after the job's are
+// only transaction markers or aborted records (an exactly-once source's)
+// is caught up: the job's checkpoint stops after the last record it read.
+// Errors: the job stopped or was deleted.
 func (e *verifyEnv) jobLag(ctx context.Context, adm *kadm.Client, id string, topics []string) (int64, error) {
 	ends, err := adm.ListEndOffsets(ctx, topics...)
 	if err != nil {
@@ -241,19 +245,46 @@ func (e *verifyEnv) jobLag(ctx context.Context, adm *kadm.Client, id string, top
 		return 0, fmt.Errorf("end offsets of %v: %w", topics, err)
 	}
 	deadline := time.Now().Add(time.Duration(e.opts.SettleMs) * time.Millisecond)
+	noRecords := map[string]bool{} // topic/partition/from: nothing committed after from
+	lastLag, since := int64(-2), time.Now()
 	for {
 		job := e.h.sqlJobs.Running(id)
 		lag := int64(-1)
+		type behind struct {
+			topic    string
+			p        int32
+			from, to int64
+		}
+		var lagging []behind
 		if job != nil {
 			lag = 0
 			ends.Each(func(o kadm.ListedOffset) {
-				if at := job.Processed(o.Topic, o.Partition); at < o.Offset {
-					lag += o.Offset - at
+				at := job.Processed(o.Topic, o.Partition)
+				if at >= o.Offset || noRecords[fmt.Sprintf("%s/%d/%d", o.Topic, o.Partition, at)] {
+					return
 				}
+				lag += o.Offset - at
+				lagging = append(lagging, behind{o.Topic, o.Partition, at, o.Offset})
 			})
 		}
 		if lag == 0 {
 			return 0, nil
+		}
+		if lag != lastLag {
+			lastLag, since = lag, time.Now()
+		} else if lag > 0 && time.Since(since) >= time.Second {
+			// No progress for a second: are the offsets left records at all?
+			for _, b := range lagging {
+				has, err := e.committedRecords(ctx, b.topic, b.p, b.from, b.to)
+				if err != nil {
+					return 0, err
+				}
+				if !has {
+					noRecords[fmt.Sprintf("%s/%d/%d", b.topic, b.p, b.from)] = true
+				}
+			}
+			since = time.Now()
+			continue
 		}
 		if time.Now().After(deadline) {
 			if lag < 0 {
@@ -269,6 +300,44 @@ func (e *verifyEnv) jobLag(ctx context.Context, adm *kadm.Client, id string, top
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// committedRecords says whether topic's partition holds a committed record
+// at an offset in [from, to): a read_committed fetch from from skips
+// transaction markers and aborted records.
+func (e *verifyEnv) committedRecords(ctx context.Context, topic string, p int32, from, to int64) (bool, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.h.brokers...), kgo.WithLogger(kafkaClientLogger()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(from)}})}, e.h.adminSec.opts()...)...)
+	if err != nil {
+		return false, err
+	}
+	defer cl.Close()
+	fctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for {
+		fs := cl.PollFetches(fctx)
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		if fctx.Err() != nil {
+			return false, nil // nothing committed to read before to
+		}
+		found := false
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset >= from && r.Offset < to {
+				found = true
+			}
+		})
+		if found {
+			return true, nil
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) { ferr = fmt.Errorf("reading %s[%d]: %w", t, p, err) })
+		if ferr != nil {
+			return false, ferr
 		}
 	}
 }
