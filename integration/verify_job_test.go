@@ -19,8 +19,8 @@ import (
 // by hand are found and named: a wrong value for one key (different, with
 // its columns) and a tombstone of another (missing), in the projection and
 // in the join (its key nested by alias). A job whose result has a date
-// column and an unknown --against are errors naming what cannot be
-// checked (exit 2).
+// column, --table with a job and an unknown --against are errors naming
+// what cannot be checked (exit 2).
 func TestVerifyAgainstSQLJob(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -38,11 +38,7 @@ func TestVerifyAgainstSQLJob(t *testing.T) {
 		"dated":        "SELECT id, order_date AS d FROM `dbserver1.inventory.orders`",
 	}
 	for name, sel := range jobs {
-		stmt := map[string]any{"statement": "CREATE TABLE " + name + " AS " + sel,
-			"configuration": map[string]string{"execution.checkpointing.interval": "200 ms"}}
-		if code, body := d.do("POST", "/sql", stmt); code != 201 {
-			t.Fatalf("POST /sql %s: %d %s", name, code, body)
-		}
+		postSQLJob(t, d, "CREATE TABLE "+name+" AS "+sel)
 	}
 	mustExec(t, pg, `UPDATE inventory.orders SET quantity = quantity + 5 WHERE id = 2;
 		DELETE FROM inventory.orders WHERE id = 3;
@@ -124,6 +120,9 @@ func TestVerifyAgainstSQLJob(t *testing.T) {
 	if _, out := verify("dated", 2); !strings.Contains(out, "column d is of type date") {
 		t.Fatalf("against dated: %s", out)
 	}
+	if _, out := verify("weights", 2, "--table", "inventory.products"); !strings.Contains(out, "--table does not apply to a SQL job") {
+		t.Fatalf("against weights --table: %s", out)
+	}
 	if _, out := verify("nosuch", 2); !strings.Contains(out, "neither a connector nor a SQL job") {
 		t.Fatalf("against nosuch: %s", out)
 	}
@@ -143,11 +142,7 @@ func TestVerifyAgainstSQLJobExactlyOnce(t *testing.T) {
 		t.Fatalf("create: %d %s", code, body)
 	}
 	d.waitSnapshotDone("src")
-	stmt := map[string]any{"statement": "CREATE TABLE per_product AS SELECT product_id, SUM(quantity) AS qty FROM `dbserver1.inventory.orders` GROUP BY product_id",
-		"configuration": map[string]string{"execution.checkpointing.interval": "200 ms"}}
-	if code, body := d.do("POST", "/sql", stmt); code != 201 {
-		t.Fatalf("POST /sql: %d %s", code, body)
-	}
+	postSQLJob(t, d, "CREATE TABLE per_product AS SELECT product_id, SUM(quantity) AS qty FROM `dbserver1.inventory.orders` GROUP BY product_id")
 	mustExec(t, pg, `UPDATE inventory.orders SET quantity = 9 WHERE id = 1;
 		INSERT INTO inventory.orders (order_date, purchaser, quantity, product_id) VALUES ('2026-01-02', 3, 7, 3)`)
 	out, errOut, code := runCLIFor(t, 3*time.Minute, "verify", "src", "--against", "per_product", "--url", d.rest, "--json", "--rounds", "5", "--settle", "30s")
@@ -160,5 +155,22 @@ func TestVerifyAgainstSQLJobExactlyOnce(t *testing.T) {
 	}
 	if tr := res.Tables[0]; res.JobLag != 0 || tr.SourceRows != 3 || tr.TopicKeys != 3 {
 		t.Fatalf("job_lag %d, %+v", res.JobLag, tr)
+	}
+}
+
+// postSQLJob starts a SQL job (checkpoints every 200 ms), waiting up to
+// 30 s for its source topics to appear (the snapshot's records may still be
+// in flight when its metric says it completed).
+func postSQLJob(t *testing.T, d *daemon, stmt string) {
+	t.Helper()
+	body := map[string]any{"statement": stmt, "configuration": map[string]string{"execution.checkpointing.interval": "200 ms"}}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		code, out := d.do("POST", "/sql", body)
+		if code == 201 {
+			return
+		}
+		if !strings.Contains(string(out), "does not exist") || time.Now().After(deadline) {
+			t.Fatalf("POST /sql %s: %d %s", stmt, code, out)
+		}
 	}
 }

@@ -41,10 +41,12 @@ import (
 // the last round is reported.
 //
 // What cannot be checked is an error naming it: a source connector that
-// cannot run queries (only the PostgreSQL connector can), a topic a
-// routing transform names, a UNION ALL job, a result column of a type
-// whose Debezium encoding is not the database's value (dates, times,
-// bytea, …), a SELECT the source database rejects (its error).
+// cannot run queries (only the PostgreSQL connector can), a connector
+// whose transforms, column filters, masks or decimal.handling.mode make
+// its topics differ from its tables (unfollowable), a UNION ALL job, a
+// result column of a type whose Debezium encoding is not the database's
+// value (dates, times, bytea, …), a SELECT the source database rejects
+// (its error).
 
 // againstJob compares the SQL job jobID with the source.
 func (e *verifyEnv) againstJob(ctx context.Context, jobID string) error {
@@ -57,8 +59,11 @@ func (e *verifyEnv) againstJob(ctx context.Context, jobID string) error {
 	if !ok {
 		return fmt.Errorf("--against %s: connector class %s cannot run the job's query on its database (only the PostgreSQL connector can)", jobID, e.cfg["connector.class"])
 	}
-	if router := e.routingTransform(); router != "" {
-		return fmt.Errorf("--against %s: the connector's transform %s renames topics: verify cannot map the job's topics back to tables", jobID, router)
+	if len(e.opts.Tables) > 0 {
+		return fmt.Errorf("--against %s: --table does not apply to a SQL job (its result is one table)", jobID)
+	}
+	if why := e.unfollowable(); why != "" {
+		return fmt.Errorf("--against %s: %s: verify cannot follow it from the job's SELECT on the source", jobID, why)
 	}
 	e.run.update(func(r *VerifyResult) { r.Job, r.Phase = jobID, "rewriting the job's query for the source" })
 	sq, err := q.SourceQuery(func(topic string) (sql.SourceTable, error) {
@@ -155,18 +160,38 @@ func (e *verifyEnv) againstJob(ctx context.Context, jobID string) error {
 	return nil
 }
 
-// routingTransform names the first of the connector's transforms that
-// routes records to other topics, or "".
-func (e *verifyEnv) routingTransform() string {
+// unfollowable says what of the connector's configuration makes its
+// topics hold other rows or values than its tables (the job computes on
+// the topics; the source query sees the tables), or "": a transformation
+// other than one that only adds or drops headers, a column filter, mask or
+// truncation, decimal.handling.mode other than precise.
+func (e *verifyEnv) unfollowable() string {
 	for _, name := range strings.Split(e.conn["transforms"], ",") {
 		name = strings.TrimSpace(name)
 		if name == "" {
 			continue
 		}
-		typ := e.conn["transforms."+name+".type"]
-		if strings.Contains(typ, "Router") || strings.Contains(typ, "Reroute") {
-			return name + " (" + typ + ")"
+		switch typ := e.conn["transforms."+name+".type"]; typ {
+		case "org.apache.kafka.connect.transforms.InsertHeader", "org.apache.kafka.connect.transforms.DropHeaders":
+		default:
+			return fmt.Sprintf("the connector's transform %s (%s) changes the records its topics hold", name, typ)
 		}
+	}
+	var keys []string
+	for k, v := range e.conn {
+		if strings.TrimSpace(v) == "" {
+			continue
+		}
+		if k == "column.include.list" || k == "column.exclude.list" || strings.HasPrefix(k, "column.mask.") || strings.HasPrefix(k, "column.truncate.") {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) > 0 {
+		sort.Strings(keys)
+		return fmt.Sprintf("the connector's %s changes the columns its topics hold", strings.Join(keys, ", "))
+	}
+	if m := strings.TrimSpace(e.conn["decimal.handling.mode"]); m != "" && m != "precise" {
+		return "the connector's decimal.handling.mode=" + m + " writes numeric columns as other values than the database's"
 	}
 	return ""
 }

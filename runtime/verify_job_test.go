@@ -56,3 +56,27 @@ func TestCompareJobRows(t *testing.T) {
 		t.Fatalf("extra: %+v", ex)
 	}
 }
+
+// TestUnfollowable: what makes a connector's topics hold other rows than
+// its tables is named; header-only transforms and precise decimals are
+// followed.
+func TestUnfollowable(t *testing.T) {
+	for _, c := range []struct {
+		conn map[string]string
+		want string
+	}{
+		{map[string]string{"connector.class": "x", "decimal.handling.mode": "precise"}, ""},
+		{map[string]string{"transforms": "h", "transforms.h.type": "org.apache.kafka.connect.transforms.InsertHeader"}, ""},
+		{map[string]string{"transforms": "h, unwrap", "transforms.h.type": "org.apache.kafka.connect.transforms.InsertHeader",
+			"transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState"}, "transform unwrap (io.debezium.transforms.ExtractNewRecordState)"},
+		{map[string]string{"transforms": "route", "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter"}, "transform route"},
+		{map[string]string{"column.exclude.list": "public.t.secret", "column.mask.with.5.chars": "public.t.card"}, "column.exclude.list, column.mask.with.5.chars"},
+		{map[string]string{"column.exclude.list": ""}, ""},
+		{map[string]string{"decimal.handling.mode": "double"}, "decimal.handling.mode=double"},
+	} {
+		got := (&verifyEnv{conn: c.conn}).unfollowable()
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%v: %q, want %q", c.conn, got, c.want)
+		}
+	}
+}
