@@ -24,7 +24,8 @@ type SourceTable struct {
 // unique key first.
 type SourceQuery struct {
 	// Text is the SELECT: KeyValues key columns, then the job's Columns
-	// in order. Identifiers are in double quotes (ANSI SQL, PostgreSQL).
+	// in order, in PostgreSQL's dialect: identifiers in double quotes,
+	// MySQL's CAST types as PostgreSQL's (postgresCasts).
 	Text string
 	// KeyValues is how many of Text's first columns make the key.
 	KeyValues int
@@ -211,6 +212,53 @@ func (q *Query) SourceQuery(resolve func(topic string) (SourceTable, error)) (*S
 	if err := s.Restore(format.NewRestoreCtx(flags, &b)); err != nil {
 		return nil, fmt.Errorf("%w: writing it for the source: %v", ErrSourceQuery, err)
 	}
-	out.Text = b.String()
+	if out.Text, err = postgresCasts(b.String()); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// postgresCasts rewrites the CAST target types of MySQL's dialect that
+// PostgreSQL reads otherwise or not at all, outside quoted strings and
+// names: CHAR (in PostgreSQL character(1), a truncation) becomes TEXT,
+// SIGNED BIGINT, DOUBLE DOUBLE PRECISION; UNSIGNED (no PostgreSQL type) is
+// an error.
+func postgresCasts(text string) (string, error) {
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c == '\'' || c == '"' { // a quoted string or name: copied as is
+			j := i + 1
+			for j < len(text) {
+				if text[j] == c {
+					if j+1 < len(text) && text[j+1] == c { // doubled quote
+						j += 2
+						continue
+					}
+					break
+				}
+				j++
+			}
+			b.WriteString(text[i:min(j+1, len(text))])
+			i = j + 1
+			continue
+		}
+		replaced := false
+		for _, r := range [][2]string{{" AS CHAR)", " AS TEXT)"}, {" AS SIGNED)", " AS BIGINT)"}, {" AS DOUBLE)", " AS DOUBLE PRECISION)"}, {" AS UNSIGNED)", ""}} {
+			if strings.HasPrefix(text[i:], r[0]) {
+				if r[1] == "" {
+					return "", fmt.Errorf("%w: CAST AS UNSIGNED has no PostgreSQL type", ErrSourceQuery)
+				}
+				b.WriteString(r[1])
+				i += len(r[0])
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String(), nil
 }

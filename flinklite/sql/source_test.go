@@ -11,8 +11,9 @@ import (
 
 // TestSourceQuery: a job's SELECT rewritten for the source database names
 // the source tables (keeping the query's names as aliases), puts the key
-// expressions first, and builds the result key as the job's upsert topic
-// does.
+// expressions first, writes MySQL's CAST types as PostgreSQL's (not inside
+// strings), and builds the result key as the job's upsert topic does;
+// UNION ALL and CAST AS UNSIGNED cannot be rewritten.
 func TestSourceQuery(t *testing.T) {
 	resolve := func(topic string) (sql.SourceTable, error) {
 		parts := strings.Split(topic, ".")
@@ -31,6 +32,9 @@ func TestSourceQuery(t *testing.T) {
 			[]any{int64(1), nil}, `{"c":null,"o":{"id":1}}`},
 		{"INSERT INTO t SELECT id, CAST(amount AS DECIMAL(12,1)) AS a FROM `pg.public.orders`",
 			`SELECT "pg.public.orders"."id" AS "__verify_key0","id",CAST("amount" AS DECIMAL(12, 1)) AS "a" FROM "public"."orders" AS "pg.public.orders"`,
+			[]any{int64(7)}, `{"id":7}`},
+		{"CREATE TABLE t AS SELECT id, CAST(amount AS CHAR) AS a, CAST(id AS SIGNED) AS b, CAST(amount AS DOUBLE) AS c, 'x AS CHAR)' AS d FROM `pg.public.orders` WHERE status <> 'it''s'",
+			`SELECT "pg.public.orders"."id" AS "__verify_key0","id",CAST("amount" AS TEXT) AS "a",CAST("id" AS BIGINT) AS "b",CAST("amount" AS DOUBLE PRECISION) AS "c",'x AS CHAR)' AS "d" FROM "public"."orders" AS "pg.public.orders" WHERE ("status"!='it''s')`,
 			[]any{int64(7)}, `{"id":7}`},
 		{"CREATE TABLE t AS SELECT COUNT(*) AS n FROM `pg.public.orders`",
 			`SELECT COUNT(1) AS "n" FROM "public"."orders" AS "pg.public.orders"`, nil, `{}`},
@@ -54,7 +58,14 @@ func TestSourceQuery(t *testing.T) {
 			t.Errorf("%s: key %s, want %s", c.stmt, k, c.want)
 		}
 	}
-	q, err := sql.Compile("CREATE TABLE t AS SELECT id AS k FROM `pg.public.a` UNION ALL SELECT id FROM `pg.public.b`", nil)
+	q, err := sql.Compile("CREATE TABLE t AS SELECT id, CAST(id AS UNSIGNED) AS u FROM `pg.public.a`", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.SourceQuery(resolve); !errors.Is(err, sql.ErrSourceQuery) || !strings.Contains(err.Error(), "UNSIGNED") {
+		t.Errorf("CAST AS UNSIGNED: %v, want ErrSourceQuery naming it", err)
+	}
+	q, err = sql.Compile("CREATE TABLE t AS SELECT id AS k FROM `pg.public.a` UNION ALL SELECT id FROM `pg.public.b`", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
