@@ -103,7 +103,7 @@ func TestVerifyAgainstSQLJob(t *testing.T) {
 		t.Fatalf("missing example: key %s source %s topic %s", ex.Key, ex.Source, ex.Topic)
 	}
 	res, _ = verify("order_lines", 1, "--json")
-	if tr := res.Tables[0]; tr.Different != 1 || tr.Missing != 0 || tr.Extra != 0 || len(tr.Examples) != 1 ||
+	if tr := res.Tables[0]; tr.Table != "inventory.orders, inventory.customers" || tr.Different != 1 || tr.Missing != 0 || tr.Extra != 0 || len(tr.Examples) != 1 ||
 		compact(tr.Examples[0].Key) != `{"o":{"id":1},"c":{"id":1}}` || strings.Join(tr.Examples[0].Columns, ",") != "q2" {
 		t.Fatalf("against order_lines after damage: %+v", tr)
 	}

@@ -121,7 +121,8 @@ type VerifyTableResult struct {
 	SinkRows  int64  `json:"sink_rows,omitempty"`
 	Problem   string `json:"problem,omitempty"`
 	// Table is the source table (schema.table / db.table) when the records
-	// say it (their source block), else empty.
+	// say it (their source block), else empty; against a SQL job, the
+	// tables its SELECT reads on the source (comma-separated).
 	Table      string          `json:"table,omitempty"`
 	SourceRows int64           `json:"source_rows"`
 	TopicKeys  int64           `json:"topic_keys"`

@@ -66,11 +66,13 @@ func (e *verifyEnv) againstJob(ctx context.Context, jobID string) error {
 		return fmt.Errorf("--against %s: %s: verify cannot follow it from the job's SELECT on the source", jobID, why)
 	}
 	e.run.update(func(r *VerifyResult) { r.Job, r.Phase = jobID, "rewriting the job's query for the source" })
+	var sourceTables []string
 	sq, err := q.SourceQuery(func(topic string) (sql.SourceTable, error) {
 		schema, table, key, err := querier.SourceTable(ctx, e.cfg, topic)
 		if err != nil {
 			return sql.SourceTable{}, fmt.Errorf("--against %s: the job's source %s: %w", jobID, topic, err)
 		}
+		sourceTables = append(sourceTables, schema+"."+table)
 		return sql.SourceTable{Schema: schema, Table: table, Key: key}, nil
 	})
 	if err != nil {
@@ -141,7 +143,7 @@ func (e *verifyEnv) againstJob(ctx context.Context, jobID string) error {
 			dst[r.key] = r
 		}
 		tr := compareJobRows(src, dst, e.opts.Examples)
-		tr.Topic, tr.Table = q.Sink, "SQL job "+jobID
+		tr.Topic, tr.Table = q.Sink, strings.Join(sourceTables, ", ")
 		e.run.update(func(r *VerifyResult) {
 			r.Tables = []*VerifyTableResult{tr}
 			r.Ignored = nil

@@ -146,9 +146,9 @@ func writeVerifyResult(w io.Writer, res runtime.VerifyResult) {
 	switch {
 	case res.Job != "":
 		fmt.Fprintf(w, "against SQL job %s (source records whose results it had not committed: %d)\n", res.Job, res.JobLag)
-		fmt.Fprintln(tw, "RESULT TOPIC\tSOURCE ROWS\tTOPIC KEYS\tMISSING\tEXTRA\tDIFFERENT")
+		fmt.Fprintln(tw, "RESULT TOPIC\tSOURCE TABLES\tSOURCE ROWS\tTOPIC KEYS\tMISSING\tEXTRA\tDIFFERENT")
 		for _, t := range res.Tables {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\n", t.Topic, t.SourceRows, t.TopicKeys, t.Missing, t.Extra, t.Different)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", t.Topic, t.Table, t.SourceRows, t.TopicKeys, t.Missing, t.Extra, t.Different)
 		}
 	case sink:
 		fmt.Fprintf(w, "against sink connector %s (records it had not committed: %d)\n", res.Options.Against, res.SinkLag)
