@@ -147,6 +147,25 @@ type CurrentReader interface {
 	ReadCurrent(ctx context.Context, cfg map[string]string, emit func(*SourceRecord) error) (map[string]any, error)
 }
 
+// SourceQuerier is implemented by source tasks that can run a read-only
+// query on their database (connectd verify --against JOB: a SQL job's
+// SELECT on the source). The task value is fresh and is not started; each
+// call opens a connection of its own with the connector's settings.
+//
+// SourceTable returns the table a topic of the connector captures (its
+// schema and name) and the columns of the topic's record key, in key order;
+// an error when the topic is not one of the connector's tables.
+//
+// QuerySource runs one SELECT in a REPEATABLE READ READ ONLY transaction
+// and gives each row to emit as JSON-like values: nil, bool, string,
+// json.Number (integers, exact decimals and floats as the database writes
+// them); a column of another type is an error naming it. It returns the
+// source position the rows are consistent with (for example {"lsn": …}).
+type SourceQuerier interface {
+	SourceTable(ctx context.Context, cfg map[string]string, topic string) (schema, table string, key []string, err error)
+	QuerySource(ctx context.Context, cfg map[string]string, query string, emit func(row []any) error) (map[string]any, error)
+}
+
 // SinkVerifier is implemented by sink tasks whose target can be compared
 // with the rows a set of records would leave there (connectd verify
 // --against SINK_CONNECTOR). StartVerification opens a comparison with the

@@ -19,7 +19,8 @@ import (
 //	GET  /connectors/{name}/verify  200 with the last verification's state
 //	     and result (runtime.VerifyResult); 404 when none ran on this worker
 //
-// The verification runs on the worker that receives the request.
+// The verification runs on the worker that receives the request; "against"
+// names a sink connector or a SQL job of that worker (runtime/verify_job.go).
 
 func (s *Server) startVerify(c echo.Context) error {
 	var opts runtime.VerifyOptions
@@ -31,7 +32,7 @@ func (s *Server) startVerify(c echo.Context) error {
 		dec := json.NewDecoder(strings.NewReader(string(body)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&opts); err != nil {
-			return &runtime.BadRequestError{Msg: "Request body is not verify options (tables, rounds, settle_ms, buckets, examples): " + err.Error()}
+			return &runtime.BadRequestError{Msg: "Request body is not verify options (tables, rounds, settle_ms, buckets, examples, against): " + err.Error()}
 		}
 	}
 	res, err := s.worker.Herder.StartVerify(c.Param("name"), opts)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/connectd/connectd/broker"
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/flinklite/sql"
 	"github.com/connectd/connectd/internal/kafkalog"
 	"github.com/connectd/connectd/metrics"
 	"github.com/connectd/connectd/offsets"
@@ -149,6 +150,9 @@ type Herder struct {
 	metrics *metrics.Registry
 	// verify holds the last connectd verify of each connector (verify.go).
 	verify verifications
+	// sqlJobs are the worker's SQL jobs (verify --against JOB); nil
+	// without a worker (tests of the herder alone).
+	sqlJobs *sql.Manager
 	// ctx is the herder's lifetime (background work such as verify).
 	ctx context.Context
 

@@ -66,8 +66,10 @@ type VerifyOptions struct {
 	// Examples is how many keys of each kind are shown per table (default 5).
 	Examples int `json:"examples,omitempty"`
 	// Against is what the source is compared with: "topic" (default, the
-	// connector's topics) or the name of a sink connector reading them
-	// (its target tables; verify_sink.go).
+	// connector's topics), the name of a sink connector reading them (its
+	// target tables; verify_sink.go), or the id of a SQL job reading them
+	// (its result topic against its SELECT run on the source;
+	// verify_job.go). A connector of that name is taken before a job.
 	Against string `json:"against,omitempty"`
 }
 
@@ -97,6 +99,12 @@ type VerifyResult struct {
 	// SinkLag (against a sink) is how many records of its topics the sink
 	// had not committed when the last round compared.
 	SinkLag int64 `json:"sink_lag,omitempty"`
+	// Job (against a SQL job) is the job compared: its result topic is
+	// the one table's Topic, its SELECT run on the source the SourceRows;
+	// JobLag is how many records of its source topics the job had not
+	// committed the results of when the last round compared.
+	Job    string `json:"job,omitempty"`
+	JobLag int64  `json:"job_lag,omitempty"`
 	// Ignored names the value fields left out of the comparison.
 	Ignored []string             `json:"ignored_fields,omitempty"`
 	Tables  []*VerifyTableResult `json:"tables"`
@@ -113,7 +121,8 @@ type VerifyTableResult struct {
 	SinkRows  int64  `json:"sink_rows,omitempty"`
 	Problem   string `json:"problem,omitempty"`
 	// Table is the source table (schema.table / db.table) when the records
-	// say it (their source block), else empty.
+	// say it (their source block), else empty; against a SQL job, the
+	// tables its SELECT reads on the source (comma-separated).
 	Table      string          `json:"table,omitempty"`
 	SourceRows int64           `json:"source_rows"`
 	TopicKeys  int64           `json:"topic_keys"`
@@ -262,6 +271,8 @@ type verifyEnv struct {
 	name     string
 	cfg      map[string]string // the task's resolved config
 	reader   func() connect.CurrentReader
+	task     func() connect.SourceTask // a fresh task of the connector
+	conn     map[string]string         // the connector's resolved config (its transforms)
 	chain    func() (*transforms.Chain, error)
 	keyConv  connect.Converter
 	valConv  connect.Converter
@@ -306,6 +317,8 @@ func (h *Herder) runVerify(ctx context.Context, name string, opts VerifyOptions,
 	env := &verifyEnv{h: h, name: name, cfg: cfg, opts: opts, run: run,
 		reader: func() connect.CurrentReader { return src.NewTask().(connect.CurrentReader) },
 		chain:  func() (*transforms.Chain, error) { return transforms.NewChain(resolvedConn) },
+		task:   func() connect.SourceTask { return src.NewTask() },
+		conn:   resolvedConn,
 	}
 	if env.keyConv, err = newConverter(h.cfg, cfg, true); err != nil {
 		return err
@@ -350,11 +363,17 @@ func (h *Herder) runVerify(ctx context.Context, name string, opts VerifyOptions,
 		return err
 	}
 	defer env.consumer.Close()
-	if opts.Against != "" && opts.Against != "topic" {
+	_, _, _, isConnector := h.snapshot(opts.Against)
+	switch {
+	case opts.Against != "" && opts.Against != "topic" && !isConnector && h.sqlJobs != nil && h.sqlJobs.Has(opts.Against):
+		if err := env.againstJob(ctx, opts.Against); err != nil {
+			return err
+		}
+	case opts.Against != "" && opts.Against != "topic":
 		if err := env.againstSink(ctx, opts.Against); err != nil {
 			return err
 		}
-	} else {
+	default:
 		results := map[string]*VerifyTableResult{}
 		for b := 0; b < opts.Buckets; b++ {
 			if err := env.pass(ctx, b, results); err != nil {

@@ -39,7 +39,7 @@ func (e *verifyEnv) againstSink(ctx context.Context, sinkName string) error {
 	h := e.h
 	connCfg, _, _, ok := h.snapshot(sinkName)
 	if !ok {
-		return fmt.Errorf("%w: sink connector %s", ErrNotFound, sinkName)
+		return fmt.Errorf("%w: --against %s is neither a connector nor a SQL job of this worker", ErrNotFound, sinkName)
 	}
 	class := connCfg["connector.class"]
 	factory, _, ok := h.plugins.Sink(class)

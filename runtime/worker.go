@@ -130,6 +130,7 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 		w.Close()
 		return nil, fmt.Errorf("starting SQL jobs: %w", err)
 	}
+	h.sqlJobs = w.SQL
 	return w, nil
 }
 

@@ -3,7 +3,7 @@
 //	connectd [run] [--config worker.properties] [-o key=value]...
 //	connectd topics tail TOPIC [--from-beginning] [--max-records N] [--isolation-level read_committed] [--config ...] [-o ...]
 //	connectd status [--url http://host:8083]
-//	connectd verify CONNECTOR [--against topic|SINK_CONNECTOR] [--table T]... [--rounds N] [--buckets N] [--json] [--url http://host:8083]
+//	connectd verify CONNECTOR [--against topic|SINK_CONNECTOR|SQL_JOB] [--table T]... [--rounds N] [--buckets N] [--json] [--url http://host:8083]
 //	connectd version
 //	connectd help (or --help after any command)
 package main
@@ -79,7 +79,7 @@ const usage = `commands (the pages are in the repository's docs/ folder):
   connectd topics tail TOPIC [--from-beginning] [--max-records N] [--isolation-level read_committed] [--config ...] [-o ...]
                                                                                 docs/worker.md#commands
   connectd status [--url http://host:8083]                                      docs/worker.md#commands
-  connectd verify CONNECTOR [--against topic|SINK_CONNECTOR] [--table T]... [--rounds N] [--buckets N] [--json] [--url http://host:8083]
+  connectd verify CONNECTOR [--against topic|SINK_CONNECTOR|SQL_JOB] [--table T]... [--rounds N] [--buckets N] [--json] [--url http://host:8083]
                                                                                 docs/operations.md#did-the-pipeline-lose-anything-connectd-verify
   connectd sql -f FILE.sql | -e 'STATEMENT' [--url http://host:8083]           docs/stream-processing.md#streaming-sql
   connectd version

@@ -34,7 +34,7 @@ func verify(args []string) error {
 	buckets := fs.Int("buckets", 1, "split the keys into N passes, each reading source and topics again, to divide memory by N")
 	examples := fs.Int("examples", 5, "differing keys shown per table and kind")
 	asJSON := fs.Bool("json", false, "print the result object (as GET /connectors/{name}/verify) instead of a table")
-	against := fs.String("against", "topic", "what to compare the source with: topic (the connector's topics) or the name of a JDBC sink connector reading them (its target tables)")
+	against := fs.String("against", "topic", "what to compare the source with: topic (the connector's topics) the name of a JDBC sink connector reading them (its target tables), or the id of a SQL job reading them (its result topic against its SELECT run on the source)")
 	name, rest := "", args
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, rest = args[0], args[1:]
@@ -46,7 +46,7 @@ func verify(args []string) error {
 		name = fs.Arg(0)
 	}
 	if name == "" {
-		return fmt.Errorf("usage: connectd verify CONNECTOR [--against topic|SINK_CONNECTOR] [--table T]... [--rounds N] [--buckets N] [--json] [--url URL]")
+		return fmt.Errorf("usage: connectd verify CONNECTOR [--against topic|SINK_CONNECTOR|SQL_JOB] [--table T]... [--rounds N] [--buckets N] [--json] [--url URL]")
 	}
 	base, err := restBase(*url, *cfgPath, *over)
 	if err != nil {
@@ -142,14 +142,21 @@ func writeVerifyResult(w io.Writer, res runtime.VerifyResult) {
 	fmt.Fprintf(w, "\nsource position %s; connector offsets %s; %d round(s); ignored fields %s\n\n",
 		compactJSON(res.SourcePosition), positionOffsets(res.ConnectorOffsets), res.Rounds, strings.Join(res.Ignored, ", "))
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-	sink := res.Options.Against != "" && res.Options.Against != "topic"
-	if sink {
+	sink := res.Options.Against != "" && res.Options.Against != "topic" && res.Job == ""
+	switch {
+	case res.Job != "":
+		fmt.Fprintf(w, "against SQL job %s (source records whose results it had not committed: %d)\n", res.Job, res.JobLag)
+		fmt.Fprintln(tw, "RESULT TOPIC\tSOURCE TABLES\tSOURCE ROWS\tTOPIC KEYS\tMISSING\tEXTRA\tDIFFERENT")
+		for _, t := range res.Tables {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", t.Topic, t.Table, t.SourceRows, t.TopicKeys, t.Missing, t.Extra, t.Different)
+		}
+	case sink:
 		fmt.Fprintf(w, "against sink connector %s (records it had not committed: %d)\n", res.Options.Against, res.SinkLag)
 		fmt.Fprintln(tw, "SINK TABLE\tEXPECTED ROWS\tSINK ROWS\tMISSING\tEXTRA\tDIFFERENT\tPROBLEM")
 		for _, t := range res.Tables {
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", t.SinkTable, t.SourceRows, t.SinkRows, t.Missing, t.Extra, t.Different, t.Problem)
 		}
-	} else {
+	default:
 		fmt.Fprintln(tw, "TOPIC\tTABLE\tSOURCE ROWS\tTOPIC KEYS\tMISSING\tEXTRA\tDIFFERENT\tCHANGING")
 		for _, t := range res.Tables {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", t.Topic, t.Table, t.SourceRows, t.TopicKeys, t.Missing, t.Extra, t.Different, t.Changing)

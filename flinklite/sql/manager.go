@@ -343,3 +343,23 @@ func (m *Manager) Close() {
 	m.stop()
 	m.wg.Wait()
 }
+
+// Query returns the compiled statement of job id (connectd verify
+// --against JOB). Errors: ErrNotFound.
+func (m *Manager) Query(id string) (*Query, error) {
+	m.mu.Lock()
+	j, ok := m.jobs[id]
+	m.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%s: %w", id, ErrNotFound)
+	}
+	return j.q, nil
+}
+
+// Has says whether job id exists.
+func (m *Manager) Has(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.jobs[id]
+	return ok
+}

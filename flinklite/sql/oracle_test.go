@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -150,7 +151,7 @@ func TestOracle(t *testing.T) {
 		start := time.Now()
 		o := &oracle{t: t, ctx: ctx, pg: pg, w: w, seed: seed, rng: rand.New(rand.NewSource(seed)), db: fmt.Sprintf("sq%d", seed)}
 		rows := o.run()
-		t.Logf("seed %d: %d fixed and %d generated queries, %d changes, %d checks, %d kills, %d result rows compared: equal (%s)", seed, len(oracleQueries), len(o.sels)-len(oracleQueries), o.changes, o.checks, o.kills, rows, time.Since(start).Round(time.Millisecond))
+		t.Logf("seed %d: %d fixed and %d generated queries, %d changes, %d checks, %d kills, %d result rows compared: equal (%d of them by key, as verify --against JOB) (%s)", seed, len(oracleQueries), len(o.sels)-len(oracleQueries), o.changes, o.checks, o.kills, rows, o.keyedN, time.Since(start).Round(time.Millisecond))
 	}
 }
 
@@ -168,6 +169,7 @@ type oracle struct {
 	changes int
 	checks  int
 	kills   int
+	keyedN  int // result rows compared by key (keyed)
 
 	customers map[int]bool
 	orders    map[int]bool
@@ -471,8 +473,107 @@ func (o *oracle) check(round int, cl *kgo.Client, jobs []*sql.Job, queries []*sq
 			t.Fatalf("seed %d, check %d, query %d differs from PostgreSQL:\n%s\n\nquery:\n%s\n\nplan:\n%s\nreproduction: the statements in %s (schema, workload, then the query) on PostgreSQL; rerun with SQLTEST_SEED=%d go test ./flinklite/sql -run TestOracle -v",
 				o.seed, round, i, diff, o.sels[i], q.Plan(), path, o.seed)
 		}
+		o.keyed(round, i, q)
 	}
 	return total
+}
+
+// keyed is connectd verify --against JOB's comparison (runtime/verify_job.go)
+// of query i: the job's SELECT rewritten for PostgreSQL (Query.SourceQuery)
+// and run by the connector's connect.SourceQuerier gives each result row
+// with its key, which must be the key the job wrote the same row under.
+// UNION ALL queries cannot be rewritten (an error naming it).
+func (o *oracle) keyed(round, i int, q *sql.Query) {
+	t := o.t
+	sq, err := q.SourceQuery(func(topic string) (sql.SourceTable, error) {
+		name := strings.TrimPrefix(topic, o.db+".public.")
+		return sql.SourceTable{Schema: "public", Table: name, Key: []string{"id"}}, nil
+	})
+	if strings.Contains(strings.ToUpper(o.sels[i]), "UNION ALL") {
+		if !errors.Is(err, sql.ErrSourceQuery) {
+			t.Fatalf("seed %d query %d: a UNION ALL rewritten for the source: %v", o.seed, i, err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("seed %d query %d: SourceQuery: %v\n%s", o.seed, i, err, o.sels[i])
+	}
+	ctx, cancel := context.WithTimeout(o.ctx, 60*time.Second)
+	defer cancel()
+	topic, err := sql.ReadUpsertTopic(ctx, o.w.Brokers, q.Sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for k, v := range topic {
+		got[canonicalAny(t, []byte(k))] = canonical(t, v)
+	}
+	cfg := map[string]string{"database.hostname": o.pg.Host, "database.port": fmt.Sprint(o.pg.Port), "database.user": o.pg.User,
+		"database.password": "", "database.dbname": o.db, "topic.prefix": o.db, "plugin.name": "pgoutput"}
+	querier := postgres.New().NewTask().(connect.SourceQuerier)
+	want := map[string]string{}
+	if _, err := querier.QuerySource(ctx, cfg, sq.Text, func(vals []any) error {
+		kb, err := json.Marshal(sq.Key(vals))
+		if err != nil {
+			return err
+		}
+		row := map[string]any{}
+		for c, name := range sq.Columns {
+			row[name] = vals[sq.KeyValues+c]
+		}
+		vb, err := json.Marshal(row)
+		if err != nil {
+			return err
+		}
+		k := canonicalAny(t, kb)
+		if _, dup := want[k]; dup {
+			return fmt.Errorf("key %s twice", kb)
+		}
+		want[k] = canonical(t, vb)
+		return nil
+	}); err != nil {
+		t.Fatalf("seed %d check %d query %d: the rewritten query on PostgreSQL: %v\n%s", o.seed, round, i, err, sq.Text)
+	}
+	o.keyedN += len(want)
+	for k, w := range want {
+		if g, ok := got[k]; !ok || g != w {
+			t.Fatalf("seed %d check %d query %d: key %s: PostgreSQL %s, the topic %s (present %v)\nrewritten: %s", o.seed, round, i, k, w, g, ok, sq.Text)
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			t.Fatalf("seed %d check %d query %d: key %s only in the topic (%s)\nrewritten: %s", o.seed, round, i, k, g, sq.Text)
+		}
+	}
+}
+
+// canonicalAny is canonical for any JSON value (a key: an object, or null
+// inside one), numbers as exact rationals.
+func canonicalAny(t *testing.T, b []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("key %s: %v", b, err)
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				x[k] = walk(e)
+			}
+		case json.Number:
+			r, ok := new(big.Rat).SetString(x.String())
+			if !ok {
+				t.Fatalf("number %s", x)
+			}
+			return "n:" + r.RatString()
+		}
+		return v
+	}
+	out, _ := json.Marshal(walk(v))
+	return string(out)
 }
 
 // lastOffsets reads the source topics (read_committed) until the sentinel
