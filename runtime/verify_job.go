@@ -152,10 +152,8 @@ func (e *verifyEnv) againstJob(ctx context.Context, jobID string) error {
 			return nil
 		}
 		if round < e.opts.Rounds {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Second):
+			if err := pauseBetweenRounds(ctx); err != nil {
+				return err
 			}
 		}
 	}

@@ -116,10 +116,8 @@ func (e *verifyEnv) againstSink(ctx context.Context, sinkName string) error {
 			return nil
 		}
 		if round < e.opts.Rounds {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(time.Second):
+			if err := pauseBetweenRounds(ctx); err != nil {
+				return err
 			}
 		}
 	}
@@ -273,5 +271,16 @@ func (e *verifyEnv) sinkLag(ctx context.Context, adm *kadm.Client, sinkName stri
 			return 0, ctx.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
+	}
+}
+
+// pauseBetweenRounds waits a second before a round that runs again after
+// differences (a change between the two reads shows in one round only).
+func pauseBetweenRounds(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Second):
+		return nil
 	}
 }
