@@ -198,7 +198,7 @@ func TestHistoryKeepsFifteenMinutes(t *testing.T) {
 	if len(h) != 181 || h[len(h)-1].T-h[0].T != (15*time.Minute).Milliseconds() {
 		t.Fatalf("%d samples spanning %d ms", len(h), h[len(h)-1].T-h[0].T)
 	}
-	if n := len(MetricNames()); n != 30 {
+	if n := len(MetricNames()); n != 40 {
 		t.Fatalf("%d metric names", n)
 	}
 }

@@ -58,6 +58,7 @@ type Registry struct {
 	sinks   map[taskKey]*SinkTask
 	hist    map[string]*history
 	status  StatusFunc
+	jobs    JobsFunc
 	cancel  context.CancelFunc
 	stopped chan struct{}
 	verify  *verifyMetrics // connectd verify results (verify.go)
@@ -258,6 +259,9 @@ func (collector) Describe(ch chan<- *prometheus.Desc) {
 		dSinkRead, dSinkSent, dSinkErrs, dSinkDLQ, dSinkLag} {
 		ch <- d
 	}
+	for _, d := range jobDescs {
+		ch <- d
+	}
 }
 
 func b2f(b bool) float64 {
@@ -268,6 +272,7 @@ func b2f(b bool) float64 {
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
+	c.collectJobs(ch)
 	for _, s := range c.r.snapshots() {
 		lv := []string{s.Connector, strconv.Itoa(s.Task)}
 		counter := func(d *prometheus.Desc, v int64, extra ...string) {

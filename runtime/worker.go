@@ -10,8 +10,10 @@ import (
 
 	"github.com/connectd/connectd/broker"
 	"github.com/connectd/connectd/connect"
+	"github.com/connectd/connectd/flinklite"
 	"github.com/connectd/connectd/flinklite/job"
 	"github.com/connectd/connectd/flinklite/sql"
+	"github.com/connectd/connectd/metrics"
 	"github.com/connectd/connectd/registry"
 )
 
@@ -131,7 +133,46 @@ func StartWorker(ctx context.Context, cfg WorkerConfig, plugins *connect.Plugins
 		return nil, fmt.Errorf("starting SQL jobs: %w", err)
 	}
 	h.sqlJobs = w.SQL
+	if h.metrics != nil {
+		h.metrics.SetJobs(w.jobStates)
+	}
 	return w, nil
+}
+
+// jobStates lists the SQL and JSON jobs for the connectd_job_* metrics.
+func (w *Worker) jobStates() []metrics.JobState {
+	var out []metrics.JobState
+	add := func(id, kind, state string, restarts int, st flinklite.JobStatus, running bool) {
+		js := metrics.JobState{ID: id, Kind: kind, State: state, Restarts: restarts}
+		if running {
+			js.Lag, js.StateEntries = st.Lag, st.StateEntries
+			m := st.Metrics
+			js.RecordsIn, js.LateDropped, js.LateSideOutput = m.NumRecordsIn, m.NumLateRecordsDropped, m.NumLateRecordsSideOutput
+			js.Checkpoints, js.SlowCheckpoints, js.LastCheckpointDuration = m.Checkpoints, m.SlowCheckpoints, m.LastCheckpointDuration
+			if st.LastCheckpoint != nil {
+				js.LastCheckpoint = st.LastCheckpoint.Completed
+			}
+		}
+		out = append(out, js)
+	}
+	if w.SQL != nil {
+		for _, i := range w.SQL.List() {
+			run := w.SQL.Running(i.ID)
+			var st flinklite.JobStatus
+			if run != nil {
+				st = run.Status()
+			}
+			add(i.ID, "sql", i.State, i.Restarts, st, run != nil)
+		}
+	}
+	if w.Jobs != nil {
+		for _, id := range w.Jobs.List() {
+			if i, err := w.Jobs.Get(id); err == nil {
+				add(id, "json", i.State, i.Restarts, i.JobStatus, true)
+			}
+		}
+	}
+	return out
 }
 
 // startJobs returns the worker's flinklite job manager. With the embedded
