@@ -156,6 +156,22 @@ func TestVerifyAgainstSQLJobExactlyOnce(t *testing.T) {
 	if tr := res.Tables[0]; res.JobLag != 0 || tr.SourceRows != 3 || tr.TopicKeys != 3 {
 		t.Fatalf("job_lag %d, %+v", res.JobLag, tr)
 	}
+	// The job is on /metrics: running, checkpointing, its records read,
+	// nothing but a marker left to read.
+	m := d.scrape()
+	for key, ok := range map[string]func(float64) bool{
+		"connectd_job_status{job=per_product,kind=sql,state=RUNNING}": func(v float64) bool { return v == 1 },
+		"connectd_job_checkpoints_total{job=per_product,kind=sql}":    func(v float64) bool { return v > 0 },
+		"connectd_job_records_in_total{job=per_product,kind=sql}":     func(v float64) bool { return v >= 5 },
+		// at most the exactly-once source's last transaction marker,
+		// which flinklite's lag (high watermark - next offset) counts
+		"connectd_job_records_lag{job=per_product,kind=sql}":                 func(v float64) bool { return v <= 1 },
+		"connectd_job_last_checkpoint_age_seconds{job=per_product,kind=sql}": func(v float64) bool { return v >= 0 && v < 60 },
+	} {
+		if v, found := m[key]; !found || !ok(v) {
+			t.Errorf("/metrics %s = %v (present %v)", key, v, found)
+		}
+	}
 }
 
 // postSQLJob starts a SQL job (checkpoints every 200 ms), waiting up to
