@@ -869,7 +869,13 @@ type counted struct {
 const intScale = math.MinInt32
 
 func newCounted(v any) *counted {
-	c := &counted{v: v}
+	c := countedOf(v)
+	return &c
+}
+
+// countedOf is v with its int64 form (a nil v has none).
+func countedOf(v any) counted {
+	c := counted{v: v}
 	switch x := v.(type) {
 	case int64:
 		c.u, c.sc, c.fast = x, intScale, true

@@ -433,6 +433,7 @@ type rankOp struct {
 	// sink before any insertion, so a row that moved between
 	// partitions in a batch (the same key without rn) ends inserted.
 	dels, puts []Output
+	now        []emitted
 }
 
 // partition is one PARTITION BY partition: its key values, its rows in
@@ -441,27 +442,41 @@ type rankOp struct {
 type partition struct {
 	vals    []any
 	rows    []rankRow
-	emitted map[string][]byte
+	emitted []emitted
 	// tk is the state key, pending whether it changed since the last
 	// flush (neither is state).
 	tk      string
 	pending bool
 }
 
+// emitted is a result row last written for a partition.
+type emitted struct {
+	key   string
+	value []byte
+}
+
 // rankRow is one source row of a partition: its identity (the JSON of its
 // sources' record keys, the result's key without rn), its ORDER BY values
-// and the subquery's row (lowercase names).
+// (with their int64 form, as MIN/MAX's) and the subquery's row (lowercase
+// names).
 type rankRow struct {
 	id   string
-	sort []any
+	sort []counted
 	row  map[string]any
+	// out is the result row last computed for the row (nil: filtered
+	// out) at rank outRank, valid when computed is set (not state: a
+	// row never changes, an update is a retraction and an insertion, and
+	// its result depends only on rn, when the SELECT list uses it).
+	out      []byte
+	outRank  int64
+	computed bool
 }
 
 // cmpRows orders a before b (<0): the ORDER BY values, NULL the smallest
 // (first ascending, last descending), then the identities' bytes.
 func (o *rankOp) cmpRows(a, b *rankRow) (int, error) {
 	for i, d := range o.r.desc {
-		va, vb := a.sort[i], b.sort[i]
+		va, vb := a.sort[i].v, b.sort[i].v
 		n := 0
 		switch {
 		case va == nil && vb == nil:
@@ -471,7 +486,7 @@ func (o *rankOp) cmpRows(a, b *rankRow) (int, error) {
 			n = 1
 		default:
 			var ok bool
-			if n, ok = job.Compare(va, vb); !ok {
+			if n, ok = a.sort[i].cmp(&b.sort[i]); !ok {
 				return 0, fmt.Errorf("ORDER BY %s: cannot compare %v (%T) with %v (%T)", o.r.order[i].text, va, va, vb, vb)
 			}
 		}
@@ -511,9 +526,9 @@ func (o *rankOp) push(c change) error {
 		kb = appendKey(kb, v)
 	}
 	o.kb = kb
-	r := rankRow{id: string(sourceKey(o.q.slots, o.slots, c)), sort: make([]any, len(o.r.order))}
+	r := rankRow{id: string(sourceKey(o.q.slots, o.slots, c)), sort: make([]counted, len(o.r.order))}
 	for i, e := range o.r.order {
-		r.sort[i] = e.eval(x)
+		r.sort[i] = countedOf(e.eval(x))
 		if x.err != nil {
 			return fmt.Errorf("ORDER BY %s: %w", e.text, x.err)
 		}
@@ -532,7 +547,7 @@ func (o *rankOp) push(c change) error {
 				}
 				return fmt.Errorf("retraction of a row of partition %v that has no rows", vals)
 			}
-			p = &partition{vals: vals, emitted: map[string][]byte{}, tk: string(kb)}
+			p = &partition{vals: vals, tk: string(kb)}
 			if o.parts.shared {
 				o.parts.put(p.tk, p)
 			}
@@ -601,52 +616,42 @@ func (o *rankOp) flush() error {
 	rnKey := strings.ToLower(o.r.rnName)
 	for _, p := range o.pend {
 		p.pending = false
-		now := make(map[string][]byte, len(p.emitted))
-		ctx := &o.ox
+		now := o.now[:0]
 		for i := 0; i < len(p.rows) && int64(i) < o.r.n; i++ {
 			r := &p.rows[i]
-			r.row[rnKey] = int64(i + 1)
-			ctx.rows, ctx.slots, ctx.vals, ctx.err = ctx.rows[:0], o.r.outerSlots, ctx.vals[:0], nil
-			ctx.rows = append(ctx.rows, r.row)
-			keep := true
-			for _, pr := range o.r.preds {
-				v := pr.eval(ctx)
-				if ctx.err != nil {
-					return fmt.Errorf("WHERE %s: %w", pr.text, ctx.err)
+			rn := int64(i + 1)
+			if !r.computed || (o.r.rnOut && r.outRank != rn) {
+				out, err := o.result(r, rn, rnKey)
+				if err != nil {
+					return err
 				}
-				b, ok := v.(bool)
-				if v != nil && !ok {
-					return fmt.Errorf("WHERE %s: %v is not a boolean", pr.text, v)
-				}
-				if !b {
-					keep = false
-					break
-				}
+				r.out, r.outRank, r.computed = out, rn, true
 			}
-			if !keep {
+			if r.out == nil {
 				continue
 			}
-			v, err := row(ctx, o.r.outs, o.names)
-			if err != nil {
-				return err
-			}
-			var key []byte
+			v := r.out
+			key := r.id
 			if o.r.rnOut {
-				key = o.key(p.vals, int64(i+1))
-			} else {
-				key = []byte(r.id)
+				key = string(o.key(p.vals, int64(i+1)))
 			}
-			now[string(key)] = v
-			if old, ok := p.emitted[string(key)]; !ok || string(old) != string(v) {
-				o.puts = append(o.puts, Output{Key: key, Value: v})
+			now = append(now, emitted{key, v})
+		}
+		// the differences with what was written: by position first (an
+		// unchanged rank), else by key (an index when there are many)
+		oldIdx, newIdx := indexEmitted(p.emitted), indexEmitted(now)
+		for j, e := range now {
+			if k := findEmitted(p.emitted, oldIdx, j, e.key); k < 0 || string(p.emitted[k].value) != string(e.value) {
+				o.puts = append(o.puts, Output{Key: []byte(e.key), Value: e.value})
 			}
 		}
-		for k := range p.emitted {
-			if _, ok := now[k]; !ok {
-				o.dels = append(o.dels, Output{Key: []byte(k)})
+		for j, e := range p.emitted {
+			if findEmitted(now, newIdx, j, e.key) < 0 {
+				o.dels = append(o.dels, Output{Key: []byte(e.key)})
 			}
 		}
-		p.emitted = now
+		p.emitted = append(p.emitted[:0], now...)
+		o.now = now[:0]
 		if len(p.rows) == 0 {
 			o.parts.del(p.tk)
 		} else {
@@ -665,6 +670,61 @@ func (o *rankOp) flush() error {
 	clear(o.pend)
 	o.pend = o.pend[:0]
 	return nil
+}
+
+// result is the outer query's row for r at rank rn (nil: its WHERE
+// filters it out).
+func (o *rankOp) result(r *rankRow, rn int64, rnKey string) ([]byte, error) {
+	r.row[rnKey] = rn
+	ctx := &o.ox
+	ctx.rows, ctx.slots, ctx.vals, ctx.err = ctx.rows[:0], o.r.outerSlots, ctx.vals[:0], nil
+	ctx.rows = append(ctx.rows, r.row)
+	for _, pr := range o.r.preds {
+		v := pr.eval(ctx)
+		if ctx.err != nil {
+			return nil, fmt.Errorf("WHERE %s: %w", pr.text, ctx.err)
+		}
+		b, ok := v.(bool)
+		if v != nil && !ok {
+			return nil, fmt.Errorf("WHERE %s: %v is not a boolean", pr.text, v)
+		}
+		if !b {
+			return nil, nil
+		}
+	}
+	return row(ctx, o.r.outs, o.names)
+}
+
+// indexEmitted indexes es by key when a linear search would be slow.
+func indexEmitted(es []emitted) map[string]int {
+	if len(es) <= 16 {
+		return nil
+	}
+	m := make(map[string]int, len(es))
+	for i, e := range es {
+		m[e.key] = i
+	}
+	return m
+}
+
+// findEmitted is the index of key in es (-1: none): at j, else by idx
+// or a linear search.
+func findEmitted(es []emitted, idx map[string]int, j int, key string) int {
+	if j < len(es) && es[j].key == key {
+		return j
+	}
+	if idx != nil {
+		if k, ok := idx[key]; ok {
+			return k
+		}
+		return -1
+	}
+	for k := range es {
+		if es[k].key == key {
+			return k
+		}
+	}
+	return -1
 }
 
 // key is the result key with rn: {"<partition col>":v,…,"rn":n}.
@@ -704,9 +764,9 @@ func sourceKey(slots []slot, of []int, c change) []byte {
 
 // partitionWire is a Top-N partition in a checkpoint.
 type partitionWire struct {
-	Vals    string            `json:"v"` // job.EncodeValues
-	Rows    []rankRowWire     `json:"r"`
-	Emitted map[string]string `json:"e"`
+	Vals    string        `json:"v"` // job.EncodeValues
+	Rows    []rankRowWire `json:"r"`
+	Emitted [][2]string   `json:"e"` // [key, value]
 }
 
 type rankRowWire struct {
@@ -720,12 +780,16 @@ func (o *rankOp) partitionCodec() flinklite.StateCodec {
 	return flinklite.StateCodec{
 		Encode: func(v any) ([]byte, error) {
 			p := v.(*partition)
-			w := partitionWire{Vals: job.EncodeValues(p.vals), Rows: make([]rankRowWire, len(p.rows)), Emitted: make(map[string]string, len(p.emitted))}
+			w := partitionWire{Vals: job.EncodeValues(p.vals), Rows: make([]rankRowWire, len(p.rows)), Emitted: make([][2]string, len(p.emitted))}
+			sv := make([]any, len(o.r.order))
 			for i, r := range p.rows {
-				w.Rows[i] = rankRowWire{ID: r.id, Sort: job.EncodeValues(r.sort), Row: &job.Row{Fields: r.row}}
+				for j := range r.sort {
+					sv[j] = r.sort[j].v
+				}
+				w.Rows[i] = rankRowWire{ID: r.id, Sort: job.EncodeValues(sv), Row: &job.Row{Fields: r.row}}
 			}
-			for k, e := range p.emitted {
-				w.Emitted[k] = string(e)
+			for i, e := range p.emitted {
+				w.Emitted[i] = [2]string{e.key, string(e.value)}
 			}
 			return json.Marshal(w)
 		},
@@ -744,7 +808,7 @@ func (o *rankOp) partitionCodec() flinklite.StateCodec {
 			if len(vals) == 0 {
 				vals = nil
 			}
-			p := &partition{vals: vals, rows: make([]rankRow, len(w.Rows)), emitted: make(map[string][]byte, len(w.Emitted))}
+			p := &partition{vals: vals, rows: make([]rankRow, len(w.Rows)), emitted: make([]emitted, len(w.Emitted))}
 			for i, rw := range w.Rows {
 				s, err := job.DecodeValues(rw.Sort)
 				if err != nil {
@@ -753,7 +817,10 @@ func (o *rankOp) partitionCodec() flinklite.StateCodec {
 				if len(s) != len(o.r.order) {
 					return nil, fmt.Errorf("a Top-N row of %d ORDER BY values, the query has %d", len(s), len(o.r.order))
 				}
-				r := rankRow{id: rw.ID, sort: s}
+				r := rankRow{id: rw.ID, sort: make([]counted, len(s))}
+				for j, v := range s {
+					r.sort[j] = countedOf(v)
+				}
 				if rw.Row != nil {
 					r.row = rw.Row.Fields
 				}
@@ -762,8 +829,8 @@ func (o *rankOp) partitionCodec() flinklite.StateCodec {
 				}
 				p.rows[i] = r
 			}
-			for k, e := range w.Emitted {
-				p.emitted[k] = []byte(e)
+			for i, e := range w.Emitted {
+				p.emitted[i] = emitted{key: e[0], value: []byte(e[1])}
 			}
 			return p, nil
 		},
