@@ -264,3 +264,33 @@ func TestTopNExplain(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// A Top-N partition expires under table.exec.state.ttl: a retraction of
+// its rows is then ignored (as Flink's), without a TTL it fails the job.
+func TestTopNStateTTL(t *testing.T) {
+	now := int64(0)
+	q := mustCompile(t, `CREATE TABLE top AS SELECT id, rn FROM (SELECT id, ROW_NUMBER() OVER (PARTITION BY status ORDER BY id) AS rn FROM orders) x WHERE rn <= 1`)
+	p := q.newPipeline(&pipelineState{be: flinklite.NewMemoryStateBackend(), ttl: 1000, now: func() int64 { return now }}, "")
+	out := table{}
+	row := map[string]any{"id": int64(1), "status": "new"}
+	if err := p.Push("pg.public.orders", `{"id":1}`, row, false); err != nil {
+		t.Fatal(err)
+	}
+	out.drain(t, p)
+	check(t, out, `{"status":"new","rn":1} => {"id":1,"rn":1}`)
+	now = 1500
+	p.expire(now)
+	if p.stateSize() != 0 || p.expired() != 1 {
+		t.Fatalf("state %d, expired %d: want the partition expired", p.stateSize(), p.expired())
+	}
+	if err := p.Push("pg.public.orders", `{"id":1}`, row, true); err != nil {
+		t.Fatalf("the retraction of an expired partition's row: %v", err)
+	}
+	out.drain(t, p)
+	check(t, out, `{"status":"new","rn":1} => {"id":1,"rn":1}`) // stays in the topic, as Flink's
+
+	p = q.NewPipeline()
+	if err := p.Push("pg.public.orders", `{"id":1}`, row, true); err == nil || !strings.Contains(err.Error(), "no rows") {
+		t.Fatalf("a retraction without the row and no TTL: %v, want an error", err)
+	}
+}
