@@ -658,7 +658,7 @@ func (o *rankOp) flush() error {
 			o.parts.put(p.tk, p)
 		}
 	}
-	// deletions in key order: a batch's output does not depend on map order
+	// deletions first (in key order: the same output for the same input)
 	sort.Slice(o.dels, func(i, j int) bool { return string(o.dels[i].Key) < string(o.dels[j].Key) })
 	for _, d := range o.dels {
 		o.sink.put(d.Key, nil)
