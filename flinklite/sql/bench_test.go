@@ -179,3 +179,71 @@ func benchJoinGroupBy(b *testing.B, newPipeline func(*Query) *Pipeline, checkpoi
 	b.StopTimer()
 	b.ReportMetric(float64(changes)/b.Elapsed().Seconds(), "changes/s")
 }
+
+// BenchmarkTopN: a Top-N (the 3 largest orders of each customer, with
+// their rank: 100k orders in 10k partitions of 10) from decoded rows. Each
+// op is a Debezium update of an order's amount (two changes: the
+// retraction of the old row and the insertion of the new), which moves
+// the row in its partition's order; changes/s counts both.
+func BenchmarkTopN(b *testing.B) { benchBackends(b, benchTopN) }
+
+func benchTopN(b *testing.B, newPipeline func(*Query) *Pipeline, checkpoint func()) {
+	q, err := Compile(`CREATE TABLE t AS SELECT id, customer, amount, rn FROM (
+		SELECT id, customer, amount, ROW_NUMBER() OVER (PARTITION BY customer ORDER BY amount DESC, id) AS rn FROM orders) x
+		WHERE rn <= 3`, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := newPipeline(q)
+	const keys = 100_000
+	var versions [2][]map[string]any
+	ks := make([]string, keys)
+	for v := range versions {
+		versions[v] = make([]map[string]any, keys)
+		for i := range versions[v] {
+			versions[v][i] = map[string]any{"id": int64(i), "customer": "c" + strconv.Itoa(i%10_000), "amount": job.Decimal{Unscaled: bigInt(int64((i*31 + v*4999) % 9973)), Scale: 2}}
+		}
+	}
+	for i := range ks {
+		ks[i] = fmt.Sprintf(`{"id":%d}`, i)
+		if err := p.Push("orders", ks[i], versions[0][i], false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := p.Drain(); err != nil {
+		b.Fatal(err)
+	}
+	cur := make([]int, keys)
+	outs := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := (i * 7919) % keys
+		old := versions[cur[k]][k]
+		cur[k] ^= 1
+		if err := p.Push("orders", ks[k], old, true); err != nil {
+			b.Fatal(err)
+		}
+		if err := p.Push("orders", ks[k], versions[cur[k]][k], false); err != nil {
+			b.Fatal(err)
+		}
+		if i%500 == 499 {
+			o, err := p.Drain()
+			if err != nil {
+				b.Fatal(err)
+			}
+			outs += len(o)
+		}
+		if checkpoint != nil && i%100_000 == 99_999 {
+			if _, err := p.Drain(); err != nil {
+				b.Fatal(err)
+			}
+			checkpoint()
+		}
+	}
+	b.StopTimer()
+	if b.N >= 1000 && outs == 0 {
+		b.Fatal("no result changes")
+	}
+	b.ReportMetric(2*float64(b.N)/b.Elapsed().Seconds(), "changes/s")
+}

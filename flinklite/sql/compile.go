@@ -254,7 +254,7 @@ func restore(n ast.Node) string {
 
 // planNode is one operator of the plan.
 type planNode struct {
-	kind string // scan, join, filter, project, aggregate
+	kind string // scan, join, filter, project, aggregate, rank
 	// scan
 	slot int
 	// join
@@ -270,6 +270,8 @@ type planNode struct {
 	groups []*expr
 	aggs   []*aggSpec
 	having *expr
+	// rank is a Top-N's (kind rank)
+	rank *rankSpec
 	// slots are the FROM slots the node's rows carry.
 	slots []int
 }
@@ -297,6 +299,9 @@ func (c *compiler) selectStmt(q *Query, s *ast.SelectStmt) error {
 		return c.errAt(pos, "unsupported: SELECT without FROM")
 	case s.GroupBy != nil && s.GroupBy.Rollup:
 		return c.errAt(pos, "unsupported: WITH ROLLUP")
+	}
+	if ts, inner := topNSource(s); inner != nil {
+		return c.topN(q, s, ts, inner)
 	}
 	from, err := c.from(s.From.TableRefs, pos)
 	if err != nil {
@@ -434,7 +439,7 @@ func (c *compiler) from(n ast.ResultSetNode, pos int) (*planNode, error) {
 	case *ast.TableSource:
 		tn, ok := x.Source.(*ast.TableName)
 		if !ok {
-			return nil, c.errAt(pos, "unsupported: a subquery in FROM")
+			return nil, c.errAt(pos, "unsupported: a subquery in FROM (other than a Top-N's, alone in FROM)")
 		}
 		if strings.EqualFold(x.AsName.O, "full") {
 			// the MySQL grammar reads "a FULL JOIN b" as "a AS full JOIN b"

@@ -54,8 +54,30 @@
 //   - UNION ALL runs each branch as a query of its own (the first names
 //     the columns); a result row's key is its branch's index and key
 //     ({"union":1,"key":{"region":"north"}}).
+//   - Top-N and deduplication (Flink's Rank with ROW_NUMBER, its
+//     RetractableTopNFunction): SELECT … FROM (SELECT …, ROW_NUMBER()
+//     OVER ([PARTITION BY p…] ORDER BY k… [DESC]) AS rn FROM … [WHERE …])
+//     [AS] x WHERE rn <= N [AND …] (rn < N, rn = 1, N >= rn; the
+//     subquery's FROM may be a join; the outer query reads the subquery's
+//     columns and rn, its other conditions filter after ranking). A
+//     partition keeps all its rows in the state, sorted by the
+//     ORDER BY, so a retracted row of the top N is replaced by the next
+//     one; each batch writes the changed partitions' top N (deletions
+//     before insertions, so a row that moved between partitions stays).
+//     NULL sorts as the smallest value (NULLS FIRST ascending, NULLS
+//     LAST descending: MySQL's, the parser's dialect; PostgreSQL's is
+//     the opposite; NULLS FIRST/LAST are not in the grammar). Rows equal
+//     on every ORDER BY key are ordered by their record key's JSON bytes:
+//     deterministic and the same after a restore, where Flink's order
+//     among ties is arrival order; SQL leaves it undefined, so a query
+//     whose result should not depend on it ends its ORDER BY with a
+//     unique key (the oracle's generated Top-Ns do).
 //   - Result: the upsert topic's key is the JSON of the result's unique
-//     key: the GROUP BY columns ({"region":"north"}), or for a query
+//     key: the GROUP BY columns ({"region":"north"}); for a Top-N whose
+//     outer SELECT uses rn, the partition columns and rn
+//     ({"status":"new","rn":1}, Flink's unique key of a Rank with the
+//     rank number: a rank's row is replaced in place), for one without
+//     rn the record keys of its sources, as a projection's; or for a query
 //     without GROUP BY the record keys of its sources (the source's key,
 //     {"id":1}, or for a join {"o":{"id":1},"c":{"id":7}}, null for the
 //     side a LEFT JOIN extends with NULLs); the value the JSON object of
@@ -65,7 +87,8 @@
 // State: a job (Start) is a flinklite job: Kafka source → Debezium
 // decoder → the query's operators as one flinklite.Operator → the upsert
 // topic through flinklite's transactional Kafka sink. The operators keep
-// their state (join sides by join key, groups with their accumulators) in
+// their state (join sides by join key, groups with their accumulators,
+// Top-N partitions with their rows) in
 // a flinklite StateBackend, Pebble on disk or in memory
 // (state.backend.type), under table.exec.state.ttl (Flink's, see
 // ParseConfig); each checkpoint commits the results, the state and the
@@ -78,8 +101,11 @@
 // Manager keeps jobs across worker restarts.
 //
 // Unsupported syntax is an *Error with the line and column of the clause
-// and what is unsupported (never a silently different result): subqueries,
-// UNION without ALL, SELECT DISTINCT, ORDER BY/LIMIT, window functions, DISTINCT in
+// and what is unsupported (never a silently different result): subqueries
+// other than a Top-N's, UNION without ALL, SELECT DISTINCT, ORDER BY/LIMIT,
+// window functions other than a Top-N's ROW_NUMBER (RANK, DENSE_RANK,
+// frames, named windows, rank ranges not from 1, rn in another condition,
+// Top-N over a GROUP BY), DISTINCT in
 // aggregates other than COUNT, FULL JOIN, joins without an equality ON,
 // NATURAL/USING, LIKE, functions
 // other than COALESCE, NULLIF, ABS, ROUND, LOWER, UPPER, and / of

@@ -47,6 +47,24 @@ func (q *Query) explain(b *strings.Builder, n *planNode, depth int) {
 			fmt.Fprintf(b, ", having=[%s]", n.having.text)
 		}
 		fmt.Fprintf(b, ", select=[%s])\n", texts(n.outs))
+	case "rank":
+		r := n.rank
+		fmt.Fprintf(b, "%sCalc(select=[%s]", ind, texts(r.outs))
+		if len(r.preds) > 0 {
+			fmt.Fprintf(b, ", where=[%s]", texts(r.preds))
+		}
+		b.WriteString(")\n")
+		order := make([]string, len(r.order))
+		for i, o := range r.order {
+			order[i] = o.text + " ASC"
+			if r.desc[i] {
+				order[i] = o.text + " DESC"
+			}
+		}
+		fmt.Fprintf(b, "%s  Rank(strategy=RetractStrategy, rankType=ROW_NUMBER, rankRange=[1..%d] (%s), partitionBy=[%s], orderBy=[%s], select=[%s, %s], outputRankNumber=%v, state=every row of each partition, sorted)\n",
+			ind, r.n, r.cond, texts(r.part), strings.Join(order, ", "), texts(r.derived), r.rnName, r.rnOut)
+		q.explain(b, n.in, depth+2)
+		return
 	case "filter":
 		fmt.Fprintf(b, "%sFilter(condition=[%s])\n", ind, n.pred.text)
 	case "join":

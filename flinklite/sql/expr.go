@@ -435,7 +435,7 @@ func (c *compiler) exprNode(n ast.ExprNode, sc scope) (*expr, error) {
 	case *ast.AggregateFuncExpr:
 		return nil, c.errAt(pos, "aggregate function %s is not allowed here", strings.ToUpper(x.F))
 	case *ast.WindowFuncExpr:
-		return nil, c.errAt(pos, "unsupported: window function %s … OVER", strings.ToUpper(x.Name))
+		return nil, c.errAt(pos, "unsupported: window function %s … OVER here (ROW_NUMBER is supported as Top-N: SELECT … FROM (SELECT …, ROW_NUMBER() OVER (PARTITION BY … ORDER BY …) AS rn FROM …) x WHERE rn <= N)", strings.ToUpper(x.Name))
 	case *ast.SubqueryExpr, *ast.ExistsSubqueryExpr, *ast.CompareSubqueryExpr:
 		return nil, c.errAt(pos, "unsupported: subqueries")
 	case *ast.PatternLikeOrIlikeExpr:

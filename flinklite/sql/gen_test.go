@@ -200,12 +200,96 @@ func (g *gen) havingPred() string {
 	return fmt.Sprintf("(MAX(%s) > %s OR COUNT(*) = 1)", g.pick(g.numCols()...), g.lit())
 }
 
+// genTopN makes a random Top-N query: over a single table or a join as
+// genQuery's, a subquery of random expressions and ROW_NUMBER() OVER
+// (PARTITION BY 0-2 columns ORDER BY 1-2 random keys ASC/DESC), with a
+// random WHERE inside; outside rn <= N, rn < N or rn = 1, sometimes AND a
+// condition on the subquery's columns, and rn in the SELECT list or not.
+// The ORDER BY keys are never NULL (COALESCE: PostgreSQL sorts NULL as
+// the largest value, connectd as the smallest) and end with the primary
+// key of every table, so the order has no ties and PostgreSQL's result is
+// the one connectd's must be.
+func genTopN(r *rand.Rand) string {
+	g := &gen{r: r}
+	var from string
+	switch r.Intn(5) {
+	case 0, 1:
+		from, g.tables = "orders o", "o"
+	case 2:
+		from, g.tables = "customers c", "c"
+	case 3:
+		from, g.tables = "orders o JOIN customers c ON o.customer_id = c.id", "oc"
+	default:
+		from, g.tables = g.pick("orders o LEFT JOIN customers c ON o.customer_id = c.id", "customers c LEFT JOIN orders o ON c.id = o.customer_id"), "oc"
+	}
+	var fields, names []string
+	for i := 0; i < 1+r.Intn(3); i++ {
+		fields = append(fields, fmt.Sprintf("%s AS v%d", g.value(2), i))
+		names = append(names, fmt.Sprintf("v%d", i))
+	}
+	cands := g.groupCols()
+	r.Shuffle(len(cands), func(i, j int) { cands[i], cands[j] = cands[j], cands[i] })
+	part := cands[:r.Intn(3)]
+	for i, p := range part {
+		if r.Intn(2) == 0 { // the partition key in the result
+			fields = append(fields, fmt.Sprintf("%s AS p%d", p, i))
+			names = append(names, fmt.Sprintf("p%d", i))
+		}
+	}
+	var sortKeys []string
+	if strings.Contains(g.tables, "o") {
+		sortKeys = append(sortKeys, "COALESCE(o.amount, -1)", "COALESCE(o.status, '')", "COALESCE(o.customer_id, 0)")
+	}
+	if strings.Contains(g.tables, "c") {
+		sortKeys = append(sortKeys, "COALESCE(c.score, -1)", "COALESCE(c.region, '')")
+	}
+	sortKeys = append(sortKeys, fmt.Sprintf("COALESCE(%s, -100)", g.value(1)))
+	var order []string
+	for i := 0; i < 1+r.Intn(2); i++ {
+		order = append(order, g.pick(sortKeys...)+g.pick("", " ASC", " DESC"))
+	}
+	for _, t := range g.tables {
+		order = append(order, fmt.Sprintf("COALESCE(%c.id, -1)%s", t, g.pick("", " DESC")))
+	}
+	over := "ORDER BY " + strings.Join(order, ", ")
+	if len(part) > 0 {
+		over = "PARTITION BY " + strings.Join(part, ", ") + " " + over
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "SELECT %s, ROW_NUMBER() OVER (%s) AS rn FROM %s", strings.Join(fields, ", "), over, from)
+	if r.Intn(3) == 0 {
+		b.WriteString(" WHERE " + g.pred(1))
+	}
+	inner := b.String()
+	var outs []string
+	for _, n := range names {
+		if r.Intn(3) > 0 {
+			outs = append(outs, n)
+		}
+	}
+	if len(outs) == 0 || r.Intn(4) == 0 {
+		outs = append(outs, fmt.Sprintf("(%s + 1) AS w", names[0]))
+	}
+	if r.Intn(2) == 0 {
+		outs = append(outs, g.pick("rn", "rn", "rn * 10 AS rn10"))
+	}
+	cond := g.pick(fmt.Sprintf("rn <= %d", 1+r.Intn(4)), fmt.Sprintf("rn < %d", 2+r.Intn(3)), "rn = 1", fmt.Sprintf("%d >= rn", 1+r.Intn(3)))
+	if r.Intn(3) == 0 {
+		cond += fmt.Sprintf(" AND %s", g.pick(names[0]+" IS NOT NULL", fmt.Sprintf("%s > %s", names[0], g.lit()), fmt.Sprintf("(%s < %s OR %s IS NULL)", names[0], g.lit(), names[0])))
+	}
+	return fmt.Sprintf("SELECT %s FROM (%s) AS x WHERE %s", strings.Join(outs, ", "), inner, cond)
+}
+
 // Every generated query compiles (the generator stays inside the
 // supported grammar).
 func TestGeneratedQueriesCompile(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
 	for i := 0; i < 2000; i++ {
 		q := genQuery(r)
+		if _, err := sql.Compile("CREATE TABLE x AS "+q, nil); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		q = genTopN(r)
 		if _, err := sql.Compile("CREATE TABLE x AS "+q, nil); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

@@ -40,6 +40,7 @@ type Pipeline struct {
 	sink    *upsertSink
 	global  *aggOp // an aggregate without GROUP BY: its row exists from the start
 	agg     *aggOp
+	rank    *rankOp
 	// reuse are per-slot change buffers when no operator keeps a change
 	// (no join).
 	reuse []change
@@ -87,6 +88,12 @@ func (q *Query) newPipeline(st *pipelineState, prefix string) *Pipeline {
 			p.global = a
 		}
 		root = a
+	case "rank":
+		r := &rankOp{q: q, r: q.plan.rank, sink: p.sink, slots: q.plan.slots, dirty: map[string]*partition{}}
+		r.parts = newStateTable(st.be, prefix+"rank", st.ttl, st.now, r.partitionCodec())
+		p.tables = append(p.tables, r.parts)
+		p.rank = r
+		root = r
 	}
 	p.build(q.plan.in, root, prefix)
 	if !hasJoin(q.plan) {
@@ -224,6 +231,11 @@ func (p *Pipeline) Drain() ([]Output, error) {
 	}
 	if p.agg != nil {
 		if err := p.agg.flush(); err != nil {
+			return nil, err
+		}
+	}
+	if p.rank != nil {
+		if err := p.rank.flush(); err != nil {
 			return nil, err
 		}
 	}
@@ -439,25 +451,7 @@ type projectOp struct {
 	names [][]byte
 }
 
-func (p *projectOp) key(c change) []byte {
-	if len(p.slots) == 1 {
-		return []byte(c.keys[p.slots[0]])
-	}
-	b := []byte{'{'}
-	for i, s := range p.slots {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b, _ = appendJSON(b, p.q.slots[s].alias)
-		b = append(b, ':')
-		if k := c.keys[s]; k != "" {
-			b = append(b, k...)
-		} else {
-			b = append(b, "null"...)
-		}
-	}
-	return append(b, '}')
-}
+func (p *projectOp) key(c change) []byte { return sourceKey(p.q.slots, p.slots, c) }
 
 func (p *projectOp) push(c change) error {
 	key := p.key(c)
@@ -875,7 +869,13 @@ type counted struct {
 const intScale = math.MinInt32
 
 func newCounted(v any) *counted {
-	c := &counted{v: v}
+	c := countedOf(v)
+	return &c
+}
+
+// countedOf is v with its int64 form (a nil v has none).
+func countedOf(v any) counted {
+	c := counted{v: v}
 	switch x := v.(type) {
 	case int64:
 		c.u, c.sc, c.fast = x, intScale, true

@@ -237,7 +237,7 @@ func TestUnsupportedHasLineAndColumn(t *testing.T) {
 		{"SELECT a FROM orders UNION ALL SELECT a, b FROM customers", 1, 39, "2 columns"},
 		{"SELECT ROW_NUMBER() OVER (ORDER BY a) FROM orders", 1, 8, "window function"},
 		{"SELECT a FROM orders WHERE a LIKE 'x%'", 1, 28, "LIKE"},
-		{"SELECT a FROM (SELECT a FROM orders) t", 1, 1, "subquery"},
+		{"SELECT a FROM (SELECT a FROM orders) t", 1, 23, "subquery"},
 		{"SELECT a FROM orders WHERE SUM(a) > 1", 1, 28, "not allowed"},
 		{"SELECT a FROM\n orders WHERE", 2, 14, "syntax error at the end"},
 		{"SELECT FROM t", 1, 8, `syntax error near "FROM t"`},
