@@ -157,11 +157,17 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 				}
 			}
 		case *ast.DropDatabaseStmt:
+			var ids []string
 			for id, t := range c {
 				if strings.EqualFold(t.Schema, s.Name.O) {
-					delete(c, id)
-					add("DROP", t.Schema, t.Name, nil)
+					ids = append(ids, id)
 				}
+			}
+			slices.Sort(ids) // a stable order of the changes
+			for _, id := range ids {
+				t := c[id]
+				delete(c, id)
+				add("DROP", t.Schema, t.Name, nil)
 			}
 		case *ast.AlterTableStmt:
 			db, name := qual(s.Table)
@@ -317,6 +323,9 @@ func (t *table) alter(spec *ast.AlterTableSpec, md mariadbDDL) error {
 				}
 				if bits, ok := md.bitDefaults[strings.ToLower(cd.Name.Name.O)]; ok && bitLiteral.MatchString("b'"+d+"'") {
 					d = bits
+				}
+				if n, ok := md.numDefaults[strings.ToLower(cd.Name.Name.O)]; ok && strings.TrimLeft(d, "0") == strings.TrimLeft(n, "0") {
+					d = n
 				}
 				t.cols[i].defaultSQL = &d
 			}
@@ -485,6 +494,9 @@ func debeziumDefault(s string) string {
 	return s
 }
 
+// zeroPadded is an integer literal with leading zeros.
+var zeroPadded = regexp.MustCompile(`^0[0-9]+$`)
+
 // bitLiteral is a bit-value literal, b'0101'.
 var bitLiteral = regexp.MustCompile(`^[bB]'([01]+)'$`)
 
@@ -503,6 +515,9 @@ func (md mariadbDDL) columnOf(cd *ast.ColumnDef) column {
 	}
 	if b, ok := md.boolDefaults[strings.ToLower(c.Name)]; ok && c.defaultSQL != nil && strings.EqualFold(*c.defaultSQL, b) {
 		c.defaultSQL = &b // TRUE/FALSE as written (Debezium's expression; mariadiff seed 223)
+	}
+	if n, ok := md.numDefaults[strings.ToLower(c.Name)]; ok && c.defaultSQL != nil && strings.TrimLeft(*c.defaultSQL, "0") == strings.TrimLeft(n, "0") {
+		c.defaultSQL = &n // 00000 as written (Debezium's expression)
 	}
 	if bits, ok := md.bitDefaults[strings.ToLower(c.Name)]; ok && c.defaultSQL != nil && bitLiteral.MatchString("b'"+*c.defaultSQL+"'") {
 		c.defaultSQL = &bits

@@ -55,6 +55,12 @@ type mariadbDDL struct {
 	// or FALSE to the word as written: Debezium's defaultValueExpression
 	// keeps it (FALSE), where the parser's restore is lower case.
 	boolDefaults map[string]string
+	// numDefaults maps a column name (lower case) whose DEFAULT is an
+	// integer literal with leading zeros (DEFAULT 00000, as MariaDB writes
+	// the default of a ZEROFILL column in the CREATE TABLE of CREATE TABLE
+	// … AS SELECT) to the literal as written: Debezium's expression keeps
+	// it, the parser's restore drops the zeros (mariadiff seeds 11, 19).
+	numDefaults map[string]string
 	// versioning is +1 when the statement turns system versioning on (WITH
 	// / ADD SYSTEM VERSIONING), -1 when it turns it off (DROP SYSTEM
 	// VERSIONING), 0 otherwise.
@@ -171,6 +177,9 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 		}
 		return strings.ToUpper(unquoteIdent(toks[sig[k]].text)) // SHOW CREATE TABLE quotes `PAGE_COMPRESSED`='ON'
 	}
+	// quoted: significant token k is a quoted identifier (`select`), a
+	// name whatever word it spells
+	quoted := func(k int) bool { return k >= 0 && k < len(sig) && strings.HasPrefix(toks[sig[k]].text, "`") }
 	if len(sig) == 0 {
 		return ddl, md
 	}
@@ -459,6 +468,15 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 				md.boolDefaults = map[string]string{}
 			}
 			md.boolDefaults[strings.ToLower(col)] = toks[sig[j]].text
+		case prev == "DEFAULT" && zeroPadded.MatchString(w) && (curCol != "" || word(j-2) == "SET" && j >= 3):
+			col := curCol
+			if col == "" { // ALTER [COLUMN] c SET DEFAULT 007
+				col = unquoteIdent(toks[sig[j-3]].text)
+			}
+			if md.numDefaults == nil {
+				md.numDefaults = map[string]string{}
+			}
+			md.numDefaults[strings.ToLower(col)] = w
 		case w == "B" && prev == "DEFAULT" && strings.HasPrefix(next, "'") && (curCol != "" || word(j-2) == "SET" && j >= 3):
 			col := curCol
 			if col == "" { // ALTER [COLUMN] c SET DEFAULT b'…'
@@ -468,12 +486,12 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 				md.bitDefaults = map[string]string{}
 			}
 			md.bitDefaults[strings.ToLower(col)] = strings.Trim(toks[sig[j+1]].text, "'")
-		case w == "NUMERIC" && j > 0 && isIdentToken(toks[sig[j-1]].text) && !notColumnName[prev]:
+		case w == "NUMERIC" && j > 0 && isIdentToken(toks[sig[j-1]].text) && (!notColumnName[prev] || quoted(j-1)):
 			if md.numeric == nil {
 				md.numeric = map[string]bool{}
 			}
 			md.numeric[strings.ToLower(unquoteIdent(toks[sig[j-1]].text))] = true
-		case mariadbTypes[strings.ToLower(w)] != "" && isIdentToken(toks[sig[j-1]].text) && !notColumnName[prev] &&
+		case mariadbTypes[strings.ToLower(w)] != "" && isIdentToken(toks[sig[j-1]].text) && (!notColumnName[prev] || quoted(j-1)) &&
 			(next == "" || afterType[next]):
 			name := unquoteIdent(toks[sig[j-1]].text)
 			if md.types == nil {

@@ -106,6 +106,8 @@ func TestMariaDBDDLColumnModel(t *testing.T) {
 		{"ALTER TABLE p ADD COLUMN IF NOT EXISTS u uuid AFTER id, DROP PERIOD FOR app", "p", "id:int,u:uuid,d1:date,d2:date", "id", 0},
 		{"CREATE TABLE c (id int PRIMARY KEY, a varchar(10) CHARACTER SET latin2 COLLATE latin2_czech_cs, b text, g point NOT NULL, SPATIAL KEY (g))", "c", "id:int,a:varchar,b:text,g:point", "id", 0},
 		{"ALTER TABLE c MODIFY b enum('x','y') CHARACTER SET ucs2, ADD COLUMN d decimal(10,2)", "c", "id:int,a:varchar,b:enum,g:point,d:decimal", "id", 0},
+		// a quoted column name spelling a keyword (mariadiff seed 35)
+		{"CREATE TABLE q (`select` NUMERIC(4,4), `key` uuid, id int PRIMARY KEY)", "q", "select:numeric,key:uuid,id:int", "id", 0},
 	} {
 		if _, _, err := cat.applyDDL(p, "db", step.ddl, all, nil); err != nil {
 			t.Fatalf("%s: %v", step.ddl, err)
@@ -162,4 +164,30 @@ func FuzzNormalizeMariaDB(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestZeroPaddedDefault: the CREATE TABLE MariaDB logs for CREATE TABLE …
+// AS SELECT writes a ZEROFILL column's default padded (DEFAULT 00000);
+// Debezium's defaultValueExpression keeps it as written (mariadiff seeds
+// 11, 19), also for ALTER … SET DEFAULT.
+func TestZeroPaddedDefault(t *testing.T) {
+	p := parser.New()
+	cat := catalog{}
+	all := func(db, name string) bool { return true }
+	for _, step := range []struct{ ddl, want string }{
+		{"CREATE TABLE `z` (\n  `a` smallint(5) unsigned zerofill DEFAULT 00000,\n  `b` int(11) DEFAULT 0\n)", "00000,0"},
+		{"ALTER TABLE z ALTER COLUMN b SET DEFAULT 007", "00000,007"},
+		{"ALTER TABLE z MODIFY a smallint(5) unsigned zerofill DEFAULT 00042", "00042,007"},
+	} {
+		if _, _, err := cat.applyDDL(p, "db", step.ddl, all, nil); err != nil {
+			t.Fatalf("%s: %v", step.ddl, err)
+		}
+		var ds []string
+		for _, c := range cat["db.z"].cols {
+			ds = append(ds, *c.defaultSQL)
+		}
+		if got := strings.Join(ds, ","); got != step.want {
+			t.Errorf("%s: defaults %s, want %s", step.ddl, got, step.want)
+		}
+	}
 }

@@ -65,7 +65,7 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 		return offset{}, fmt.Errorf("mysql: snapshot: START TRANSACTION WITH CONSISTENT SNAPSHOT: %w", err)
 	}
 	defer c.Execute("ROLLBACK")
-	tables, err := listTables(c, t.cfg)
+	tables, schemaTables, err := listTables(c, t.cfg)
 	if err != nil {
 		return offset{}, err
 	}
@@ -75,22 +75,27 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 		pos, base = *at, *at
 	}
 	// The structures are read under the lock, so they are those of the
-	// binlog position; they start the schema history.
-	schemas := make([]*tableSchema, len(tables))
-	for i, tb := range tables {
-		id := tb[0] + "." + tb[1]
+	// binlog position; they start the schema history. Every tracked
+	// table's (captured or not, as Debezium's snapshot reads every
+	// eligible table), so that a later CREATE TABLE … LIKE or RENAME of a
+	// table that is not captured finds its structure.
+	for _, tb := range schemaTables {
 		m, err := loadTable(c, tb[0], tb[1])
 		if err != nil {
 			return offset{}, err
 		}
 		t.stripComments(m)
-		t.catalog[id] = m
-		delete(t.schemas, id)
+		t.catalog[tb[0]+"."+tb[1]] = m
+		delete(t.schemas, tb[0]+"."+tb[1])
+	}
+	schemas := make([]*tableSchema, len(tables))
+	for i, tb := range tables {
+		// loaded above: every captured table is tracked
 		if schemas[i], err = t.tableSchema(c, tb[0], tb[1]); err != nil {
 			return offset{}, err
 		}
 	}
-	if err := t.snapshotSchema(ctx, tables, base, !data); err != nil {
+	if err := t.snapshotSchema(ctx, schemaTables, base, !data); err != nil {
 		return offset{}, err
 	}
 	if t.cfg.lockingMode == "minimal" || !data {
@@ -218,12 +223,17 @@ func snapshotConv(ct *colType, v any) (any, error) {
 	return ct.fromBinlog(v)
 }
 
-// snapshotSchema records the captured structures as Debezium's snapshot
-// does, in the schema history and as schema change events: the server's
-// character set, a DROP TABLE IF EXISTS per table, per database DROP
-// DATABASE IF EXISTS, CREATE DATABASE and USE, then SHOW CREATE TABLE per
-// table. Every one carries the snapshot's offset; with last (no data
-// follows) the last one's offset marks the snapshot complete.
+// snapshotSchema records the structures of tables (listTables' schema
+// tables) as Debezium's snapshot does (BinlogSnapshotChangeEventSource
+// readTableStructure), in the schema history and as schema change events:
+// the server's character set, a DROP TABLE IF EXISTS per table, then per
+// database (in the order of its first table) DROP DATABASE IF EXISTS,
+// CREATE DATABASE, USE and SHOW CREATE TABLE of each of its tables. With
+// schema.history.internal.store.only.captured.databases.ddl the
+// statements of a database that is not captured are neither stored nor
+// emitted (Debezium's skipSchemaChangeEvent). Every one carries the
+// snapshot's offset; with last (no data follows) the last one's offset
+// marks the snapshot complete.
 func (t *Task) snapshotSchema(ctx context.Context, tables [][2]string, base offset, last bool) (err error) {
 	if t.history == nil && !t.cfg.includeSchemaChanges {
 		return nil
@@ -243,6 +253,9 @@ func (t *Task) snapshotSchema(ctx context.Context, tables [][2]string, base offs
 		err = t.emit(ctx, held)
 	}()
 	event := func(db, table, ddl string, changes []tableChange) error {
+		if t.cfg.storeOnlyDBs && db != "" && !t.cfg.dbIncluded(db) {
+			return nil
+		}
 		// With schema.history.internal.store.only.captured.tables.ddl
 		// Debezium's snapshot keeps the database statements (DROP
 		// DATABASE, CREATE DATABASE, USE) out of the history (they are
@@ -276,10 +289,12 @@ func (t *Task) snapshotSchema(ctx context.Context, tables [][2]string, base offs
 		return err
 	}
 	var dbs []string
+	byDB := map[string][][2]string{}
 	for _, tb := range tables {
-		if len(dbs) == 0 || dbs[len(dbs)-1] != tb[0] {
+		if _, ok := byDB[tb[0]]; !ok {
 			dbs = append(dbs, tb[0])
 		}
+		byDB[tb[0]] = append(byDB[tb[0]], tb)
 		ddl := "DROP TABLE IF EXISTS " + quoteIdent(tb[0]) + "." + quoteIdent(tb[1])
 		if err := event(tb[0], tb[1], ddl, []tableChange{{typ: "DROP", db: tb[0], name: tb[1]}}); err != nil {
 			return err
@@ -298,16 +313,16 @@ func (t *Task) snapshotSchema(ctx context.Context, tables [][2]string, base offs
 				return err
 			}
 		}
-	}
-	for _, tb := range tables {
-		id := tb[0] + "." + tb[1]
-		r, err := c.Execute("SHOW CREATE TABLE " + quoteIdent(tb[0]) + "." + quoteIdent(tb[1]))
-		if err != nil {
-			return fmt.Errorf("mysql: snapshot: SHOW CREATE TABLE %s: %w", id, err)
-		}
-		ddl, _ := r.GetString(0, 1)
-		if err := event(tb[0], tb[1], ddl, []tableChange{{typ: "CREATE", db: tb[0], name: tb[1], table: t.catalog[id]}}); err != nil {
-			return err
+		for _, tb := range byDB[db] {
+			id := tb[0] + "." + tb[1]
+			r, err := c.Execute("SHOW CREATE TABLE " + quoteIdent(tb[0]) + "." + quoteIdent(tb[1]))
+			if err != nil {
+				return fmt.Errorf("mysql: snapshot: SHOW CREATE TABLE %s: %w", id, err)
+			}
+			ddl, _ := r.GetString(0, 1)
+			if err := event(tb[0], tb[1], ddl, []tableChange{{typ: "CREATE", db: tb[0], name: tb[1], table: t.catalog[id]}}); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

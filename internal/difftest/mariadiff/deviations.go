@@ -154,33 +154,6 @@ var Deviations = []*Deviation{
 			return d.Op == "r" && strings.Contains(diffColumn(d), "TIMESTAMP(") && strings.HasPrefix(d.Got, `"`) && strings.HasSuffix(d.Got, `0Z"`) && strings.TrimRight(strings.TrimSuffix(d.Got, `Z"`), "0") == strings.TrimRight(strings.TrimSuffix(d.Want, `Z"`), "0")
 		}},
 	// connectd, known and accepted for now
-	{ID: "like-non-captured-table", Reason: "gap: CREATE TABLE … LIKE a table that is not captured (table.exclude.list): connectd does not know its structure and fails the task naming the statement and binlog position (never a wrong event); Debezium tracks every table's structure. Everything after the failure is its consequence",
-		Doc: docsMariaDB + "#mariadb-property-table-exclude-list", Seeds: []int64{15},
-		Kind: "connectd-error", Path: `LIKE .* is not known`},
-	{ID: "renamed-non-captured-table", Reason: "gap: a table renamed from an excluded name (table.exclude.list) into the captured set while streaming: connectd has not tracked its structure, reads it from information_schema at its first row event, and fails the task naming the table when the table is gone by then (dropped later in the binlog); never a wrong event. Debezium tracks every table's structure. Whether it occurs depends on how far behind the binlog connectd reads; everything after the failure is its consequence (seen in seed 42 on a loaded machine; no Seeds: it depends on timing)",
-		Doc:  docsMariaDB + "#mariadb-property-table-exclude-list",
-		Kind: "connectd-error", Match: func(d *Diff) bool {
-			return strings.Contains(d.Path, "has no columns (dropped?)") && d.W.Config["table.exclude.list"] != "" &&
-				(strings.Contains(d.W.ChangesSQL(), " RENAME TO ") || strings.Contains(d.W.ChangesSQL(), "RENAME TABLE "))
-		}},
-	{ID: "non-captured-table-schema", Reason: "gap: with table.include.list/table.exclude.list, Debezium's schema history and schema change events also describe the tables that are not captured (their DROP/CREATE TABLE in the snapshot, their tableChanges, source.table and source.row while streaming); connectd records only the captured tables' structures (as schema.history.internal.store.only.captured.tables.ddl=true would); no captured row differs",
-		Doc: docsMariaDB + "#mariadb-property-schema-history-internal-store-only-captured-tables-ddl", Seeds: []int64{1, 2},
-		Match: func(d *Diff) bool {
-			if !filtered(d.W) {
-				return false
-			}
-			switch d.Kind {
-			case "missing", "extra":
-				return strings.Contains(d.Path, " ddl ")
-			case "history-missing", "history-extra":
-				return true
-			case "history":
-				return strings.HasPrefix(d.Path, "history.tableChanges")
-			case "value":
-				return d.Op == "" && (strings.HasPrefix(d.Path, "value.payload.tableChanges") || d.Path == "value.payload.source.table" || d.Path == "value.payload.source.row")
-			}
-			return false
-		}},
 	{ID: "varchar-binary-ddl-type", Reason: "deliberate: a column declared VARCHAR(n) CHARACTER SET binary in DDL read while streaming is VARBINARY(n) in connectd's table model (jdbcType -3, no charset, bytes values), as MariaDB itself makes it (information_schema, SHOW CREATE TABLE) and as a snapshot of the same table gives it in Debezium too; Debezium's streaming parser keeps VARCHAR/12/binary and emits a string (the bytes read as ISO-8859-1), so its topic would change type at the next snapshot; the bytes are the same",
 		Doc: docsMariaDB + "#mariadb-data-types", Seeds: []int64{4, 67},
 		Match: func(d *Diff) bool {
@@ -350,12 +323,6 @@ func sqlEscaped(got, want string, quotes bool) bool {
 		pairs = append(pairs, "'", "''")
 	}
 	return strings.NewReplacer(pairs...).Replace(g) == w
-}
-
-// filtered: the workload's config selects tables (so some tables of its
-// database are not captured).
-func filtered(w *Workload) bool {
-	return w.Config["table.include.list"] != "" || w.Config["table.exclude.list"] != ""
 }
 
 var keyCol = regexp.MustCompile(`^key\.schema\.fields\.\[([^]]*)\]`)
