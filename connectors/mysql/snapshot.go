@@ -24,8 +24,10 @@ import (
 // concurrency allows).
 //
 // Markers follow Debezium's RelationalSnapshotChangeEventSource (first,
-// first_in_data_collection, true, last_in_data_collection, last); the last
-// record's offset no longer carries "snapshot", so a restart streams.
+// first_in_data_collection, true, last_in_data_collection, last); the
+// snapshot's last record, a data record or the last schema change event
+// when no row follows, is marked last and its offset no longer carries
+// "snapshot", so a restart streams.
 //
 // With data=false (snapshot.mode=no_data) only the structures are
 // recorded (schema history, schema change events), as Debezium's no_data.
@@ -95,7 +97,10 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 			return offset{}, err
 		}
 	}
-	if err := t.snapshotSchema(ctx, schemaTables, base, !data); err != nil {
+	// held is the snapshot's last record so far, not yet emitted: the
+	// one the snapshot ends with is marked last (below).
+	held, err := t.snapshotSchema(ctx, schemaTables, base)
+	if err != nil {
 		return offset{}, err
 	}
 	if t.cfg.lockingMode == "minimal" || !data {
@@ -103,14 +108,6 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 			return offset{}, err
 		}
 	}
-	if !data {
-		pos.tsSec = ts.Unix()
-		return pos, nil
-	}
-
-	baseMap := base.toMap()
-
-	var held *connect.SourceRecord
 	flush := func() error {
 		if held == nil {
 			return nil
@@ -122,6 +119,31 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 	setMark := func(r *connect.SourceRecord, m string) {
 		r.Value.(*connect.Struct).Get("source").(*connect.Struct).Put("snapshot", m)
 	}
+	// markLast marks the snapshot's last record, whichever it is (a data
+	// record, or a schema change event when no captured table has a row
+	// or no data is read), as Debezium's
+	// BinlogSnapshotChangeEventSource.postSnapshot does with the record
+	// its queue buffers: source.snapshot "last", and its offset without
+	// "snapshot", so a restart streams.
+	markLast := func() error {
+		if held == nil {
+			return nil
+		}
+		setMark(held, snapLast)
+		done := base
+		done.snapshot = false
+		held.SourceOffset = done.toMap()
+		return flush()
+	}
+	if !data {
+		if err := markLast(); err != nil {
+			return offset{}, err
+		}
+		pos.tsSec = ts.Unix()
+		return pos, nil
+	}
+
+	baseMap := base.toMap()
 	for ti, sch := range schemas {
 		cols := make([]string, len(sch.table.cols))
 		for i, col := range sch.table.cols {
@@ -185,14 +207,8 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 			held = pending
 		}
 	}
-	if held != nil {
-		setMark(held, snapLast)
-		done := base
-		done.snapshot = false
-		held.SourceOffset = done.toMap()
-		if err := flush(); err != nil {
-			return offset{}, err
-		}
+	if err := markLast(); err != nil {
+		return offset{}, err
 	}
 	if _, err := c.Execute("COMMIT"); err != nil {
 		return offset{}, fmt.Errorf("mysql: snapshot: COMMIT: %w", err)
@@ -232,26 +248,16 @@ func snapshotConv(ct *colType, v any) (any, error) {
 // schema.history.internal.store.only.captured.databases.ddl the
 // statements of a database that is not captured are neither stored nor
 // emitted (Debezium's skipSchemaChangeEvent). Every one carries the
-// snapshot's offset; with last (no data follows) the last one's offset
-// marks the snapshot complete.
-func (t *Task) snapshotSchema(ctx context.Context, tables [][2]string, base offset, last bool) (err error) {
+// snapshot's offset. The last schema change event is returned, not
+// emitted: the snapshot's last record is marked last, and it is this one
+// when no data record follows.
+func (t *Task) snapshotSchema(ctx context.Context, tables [][2]string, base offset) (*connect.SourceRecord, error) {
 	if t.history == nil && !t.cfg.includeSchemaChanges {
-		return nil
+		return nil, nil
 	}
 	c := t.conn
 	off := base.toMap()
 	var held *connect.SourceRecord
-	defer func() {
-		if err != nil || held == nil {
-			return
-		}
-		if last {
-			done := base
-			done.snapshot = false
-			held.SourceOffset = done.toMap()
-		}
-		err = t.emit(ctx, held)
-	}()
 	event := func(db, table, ddl string, changes []tableChange) error {
 		if t.cfg.storeOnlyDBs && db != "" && !t.cfg.dbIncluded(db) {
 			return nil
@@ -281,12 +287,12 @@ func (t *Task) snapshotSchema(ctx context.Context, tables [][2]string, base offs
 	}
 	r, err := c.Execute("SELECT @@character_set_server, @@collation_server")
 	if err != nil {
-		return fmt.Errorf("mysql: snapshot: read the server character set: %w", err)
+		return nil, fmt.Errorf("mysql: snapshot: read the server character set: %w", err)
 	}
 	cs, _ := r.GetString(0, 0)
 	coll, _ := r.GetString(0, 1)
 	if err := event("", "", "SET character_set_server="+cs+", collation_server="+coll, nil); err != nil {
-		return err
+		return nil, err
 	}
 	var dbs []string
 	byDB := map[string][][2]string{}
@@ -297,33 +303,33 @@ func (t *Task) snapshotSchema(ctx context.Context, tables [][2]string, base offs
 		byDB[tb[0]] = append(byDB[tb[0]], tb)
 		ddl := "DROP TABLE IF EXISTS " + quoteIdent(tb[0]) + "." + quoteIdent(tb[1])
 		if err := event(tb[0], tb[1], ddl, []tableChange{{typ: "DROP", db: tb[0], name: tb[1]}}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, db := range dbs {
 		r, err := c.Execute("SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", db)
 		if err != nil {
-			return fmt.Errorf("mysql: snapshot: read the character set of %s: %w", db, err)
+			return nil, fmt.Errorf("mysql: snapshot: read the character set of %s: %w", db, err)
 		}
 		dcs, _ := r.GetString(0, 0)
 		dcoll, _ := r.GetString(0, 1)
 		for _, ddl := range []string{"DROP DATABASE IF EXISTS " + quoteIdent(db),
 			"CREATE DATABASE " + quoteIdent(db) + " CHARSET " + dcs + " COLLATE " + dcoll, "USE " + quoteIdent(db)} {
 			if err := event(db, "", ddl, nil); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		for _, tb := range byDB[db] {
 			id := tb[0] + "." + tb[1]
 			r, err := c.Execute("SHOW CREATE TABLE " + quoteIdent(tb[0]) + "." + quoteIdent(tb[1]))
 			if err != nil {
-				return fmt.Errorf("mysql: snapshot: SHOW CREATE TABLE %s: %w", id, err)
+				return nil, fmt.Errorf("mysql: snapshot: SHOW CREATE TABLE %s: %w", id, err)
 			}
 			ddl, _ := r.GetString(0, 1)
 			if err := event(tb[0], tb[1], ddl, []tableChange{{typ: "CREATE", db: tb[0], name: tb[1], table: t.catalog[id]}}); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return nil
+	return held, nil
 }
