@@ -324,7 +324,7 @@ func (t *table) alter(spec *ast.AlterTableSpec, md mariadbDDL) error {
 				if bits, ok := md.bitDefaults[strings.ToLower(cd.Name.Name.O)]; ok && bitLiteral.MatchString("b'"+d+"'") {
 					d = bits
 				}
-				if n, ok := md.numDefaults[strings.ToLower(cd.Name.Name.O)]; ok && strings.TrimLeft(d, "0") == strings.TrimLeft(n, "0") {
+				if n, ok := md.numDefaults[strings.ToLower(cd.Name.Name.O)]; ok && sameNumber(d, n) {
 					d = n
 				}
 				t.cols[i].defaultSQL = &d
@@ -494,9 +494,6 @@ func debeziumDefault(s string) string {
 	return s
 }
 
-// zeroPadded is an integer literal with leading zeros.
-var zeroPadded = regexp.MustCompile(`^0[0-9]+$`)
-
 // bitLiteral is a bit-value literal, b'0101'.
 var bitLiteral = regexp.MustCompile(`^[bB]'([01]+)'$`)
 
@@ -516,8 +513,8 @@ func (md mariadbDDL) columnOf(cd *ast.ColumnDef) column {
 	if b, ok := md.boolDefaults[strings.ToLower(c.Name)]; ok && c.defaultSQL != nil && strings.EqualFold(*c.defaultSQL, b) {
 		c.defaultSQL = &b // TRUE/FALSE as written (Debezium's expression; mariadiff seed 223)
 	}
-	if n, ok := md.numDefaults[strings.ToLower(c.Name)]; ok && c.defaultSQL != nil && strings.TrimLeft(*c.defaultSQL, "0") == strings.TrimLeft(n, "0") {
-		c.defaultSQL = &n // 00000 as written (Debezium's expression)
+	if n, ok := md.numDefaults[strings.ToLower(c.Name)]; ok && c.defaultSQL != nil && sameNumber(*c.defaultSQL, n) {
+		c.defaultSQL = &n // 00000, 1.7976931348623157e308 as written (Debezium's expression)
 	}
 	if bits, ok := md.bitDefaults[strings.ToLower(c.Name)]; ok && c.defaultSQL != nil && bitLiteral.MatchString("b'"+*c.defaultSQL+"'") {
 		c.defaultSQL = &bits

@@ -191,3 +191,36 @@ func TestZeroPaddedDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestRealDefaultAsWritten: a number literal DEFAULT is Debezium's
+// defaultValueExpression as written (DefaultValueParserListener:
+// REAL_LITERAL / decimalLiteral getText), where the TiDB parser's restore
+// formats it anew (1.7976931348623157e+308: mariadiff seed 98), also for
+// ALTER … SET DEFAULT; a hexadecimal literal is left to the restore.
+func TestRealDefaultAsWritten(t *testing.T) {
+	p := parser.New()
+	cat := catalog{}
+	all := func(db, name string) bool { return true }
+	for _, step := range []struct{ ddl, want string }{
+		{"CREATE TABLE `r` (\n  `a` double DEFAULT 1.7976931348623157e308,\n  `b` double DEFAULT 1e-300,\n  `c` decimal(5,2) DEFAULT .5,\n  `d` double DEFAULT 2.25\n)",
+			"1.7976931348623157e308,1e-300,.5,2.25"},
+		{"ALTER TABLE r ALTER COLUMN d SET DEFAULT 1.5E10", "1.7976931348623157e308,1e-300,.5,1.5E10"},
+		{"ALTER TABLE r MODIFY b double DEFAULT 12E+3", "1.7976931348623157e308,12E+3,.5,1.5E10"},
+	} {
+		if _, _, err := cat.applyDDL(p, "db", step.ddl, all, nil); err != nil {
+			t.Fatalf("%s: %v", step.ddl, err)
+		}
+		var ds []string
+		for _, c := range cat["db.r"].cols {
+			ds = append(ds, *c.defaultSQL)
+		}
+		if got := strings.Join(ds, ","); got != step.want {
+			t.Errorf("%s: defaults %s, want %s", step.ddl, got, step.want)
+		}
+	}
+	for s, want := range map[string]string{"1.5e-3,": "1.5e-3", "0x1F ": "", "1abc": "", "007)": "007", "2.": "2.", "e5": ""} {
+		if got := numericLiteral(tokenizeSQL(s), 0); got != want {
+			t.Errorf("numericLiteral(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
