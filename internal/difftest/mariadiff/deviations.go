@@ -73,9 +73,6 @@ var Deviations = []*Deviation{
 			return strings.HasPrefix(d.Path, "java.lang.IllegalArgumentException at java.sql/java.sql.Date.valueOf") &&
 				strings.Contains(d.Path, "org.mariadb.jdbc.client.column.YearColumn.getDefaultText") && strings.Contains(d.W.SetupSQL(), " YEAR")
 		}},
-	{ID: "debezium-database-filter-unicode-case", Reason: "Debezium inconsistency: a database.include.list naming the database with a non-ASCII letter in another case (DÏFF_37 for dïff_37) selects the database for its schema snapshot (DROP/CREATE DATABASE, every CREATE TABLE) but not its tables for data (its table filter folds ASCII only, as Java's CASE_INSENSITIVE), so it emits schema events and no rows; connectd folds ASCII only for both and captures nothing of it",
-		Doc: docsMariaDB + "#mariadb-property-database-include-list", Seeds: []int64{37},
-		Match: func(d *Diff) bool { return d.W != nil && nonASCIICaseOnly(d.W.Config["database.include.list"], d.W.DB) }},
 	{ID: "debezium-connect-time-duration", Reason: "Debezium limitation: with time.precision.mode=connect a TIME value outside a day (negative or ≥ 24 h, e.g. -838:59:59) reaches its Connect Time converter as a java.time.Duration and the connector fails (IllegalArgumentException: Unexpected value for JDBC type 92); connectd emits null for it (the NOT NULL fallback), as Debezium's binlog converter does",
 		Doc: docsMariaDB + "#mariadb-temporal-types", Seeds: []int64{90},
 		Kind: "reference-error", Match: func(d *Diff) bool {
@@ -359,28 +356,6 @@ func diffColumn(d *Diff) string {
 		return d.W.Columns[d.Table+"."+m[1]]
 	}
 	return ""
-}
-
-// nonASCIICaseOnly: an entry of the include list (a regular expression
-// list; escapes dropped) names db in another case of a non-ASCII letter
-// only: equal under Unicode case folding, not under ASCII folding.
-func nonASCIICaseOnly(list, db string) bool {
-	asciiFold := func(s string) string {
-		b := []byte(s)
-		for i, c := range b {
-			if 'A' <= c && c <= 'Z' {
-				b[i] = c + 'a' - 'A'
-			}
-		}
-		return string(b)
-	}
-	for _, e := range strings.Split(list, ",") {
-		e = strings.ReplaceAll(strings.TrimSpace(e), `\`, "")
-		if strings.EqualFold(e, db) && asciiFold(e) != asciiFold(db) {
-			return true
-		}
-	}
-	return false
 }
 
 // sameSet: two JSON strings of comma-separated sets with the same members.
