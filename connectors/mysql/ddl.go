@@ -85,6 +85,10 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 				}
 				t = src.clone()
 				t.Schema, t.Name = db, name
+				// Debezium's CREATE TABLE … LIKE copies the columns, key,
+				// charset and attributes, not the table comment
+				// (overwriteTable without it: mariadiff seed 200)
+				t.comment = ""
 			} else {
 				t = &table{Table: relational.Table{Schema: db, Name: name}}
 				for _, o := range s.Options {

@@ -224,3 +224,23 @@ func TestRealDefaultAsWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateTableLikeDropsComment: as Debezium's parser, CREATE TABLE …
+// LIKE copies the source's columns but not its table comment, also one an
+// ALTER TABLE … COMMENT set (mariadiff seed 200).
+func TestCreateTableLikeDropsComment(t *testing.T) {
+	p := parser.New()
+	cat := catalog{}
+	all := func(db, name string) bool { return true }
+	for _, ddl := range []string{"CREATE TABLE s (k int PRIMARY KEY, v int) COMMENT 'c 0'", "ALTER TABLE s COMMENT = 'tbl 1'", "CREATE TABLE l LIKE s"} {
+		if _, _, err := cat.applyDDL(p, "db", ddl, all, nil); err != nil {
+			t.Fatalf("%s: %v", ddl, err)
+		}
+	}
+	if got := cat["db.s"].comment; got != "tbl 1" {
+		t.Errorf("s: comment %q, want tbl 1", got)
+	}
+	if l := cat["db.l"]; l.comment != "" || len(l.cols) != 2 {
+		t.Errorf("l: comment %q with %d columns, want none with 2", l.comment, len(l.cols))
+	}
+}
