@@ -93,7 +93,7 @@ func (c *column) source() columns.Source {
 	return s
 }
 
-// table is a captured table's structure.
+// table is one table's structure (captured or not: config.schemaTracked).
 type table struct {
 	relational.Table
 	cols []column
@@ -123,18 +123,25 @@ const implicitPeriodColumns = 2
 
 // listTables returns the captured tables as [database, table], sorted as
 // Debezium snapshots them: in the order of the table.include.list pattern
-// that matches them first, then by table id.
-func listTables(conn *client.Conn, c *config) ([][2]string, error) {
+// that matches them first, then by table id; and the tables whose
+// structures the snapshot records (config.schemaTracked), as Debezium's
+// snapshot reads them (capturedSchemaTables): the captured tables, in
+// their order, with schema.history.internal.store.only.captured.tables.ddl,
+// else every base table outside the system databases, sorted by table id
+// ("db.table", as Debezium's TableId.compareTo).
+func listTables(conn *client.Conn, c *config) (captured, schema [][2]string, _ error) {
 	r, err := conn.Execute(`SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED')`)
 	if err != nil {
-		return nil, fmt.Errorf("mysql: list tables: %w", err)
+		return nil, nil, fmt.Errorf("mysql: list tables: %w", err)
 	}
-	var out [][2]string
 	for i := range r.Values {
 		db, _ := r.GetString(i, 0)
 		tb, _ := r.GetString(i, 1)
 		if c.included(db, tb) {
-			out = append(out, [2]string{db, tb})
+			captured = append(captured, [2]string{db, tb})
+		}
+		if !c.storeOnlyTables && c.schemaTracked(db, tb) {
+			schema = append(schema, [2]string{db, tb})
 		}
 	}
 	rank := func(t [2]string) int {
@@ -145,16 +152,20 @@ func listTables(conn *client.Conn, c *config) ([][2]string, error) {
 		}
 		return 0
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if ri, rj := rank(out[i]), rank(out[j]); ri != rj {
+	sort.SliceStable(captured, func(i, j int) bool {
+		if ri, rj := rank(captured[i]), rank(captured[j]); ri != rj {
 			return ri < rj
 		}
-		if out[i][0] != out[j][0] {
-			return out[i][0] < out[j][0]
+		if captured[i][0] != captured[j][0] {
+			return captured[i][0] < captured[j][0]
 		}
-		return out[i][1] < out[j][1]
+		return captured[i][1] < captured[j][1]
 	})
-	return out, nil
+	if c.storeOnlyTables {
+		return captured, captured, nil
+	}
+	sort.Slice(schema, func(i, j int) bool { return schema[i][0]+"."+schema[i][1] < schema[j][0]+"."+schema[j][1] })
+	return captured, schema, nil
 }
 
 // loadTable reads one table's columns and primary key from information_schema.

@@ -205,9 +205,9 @@ func buildDef(f flavor) *connect.ConfigDef {
 		Define(connect.ConfigKey{Name: KeySkipUnparseableDDL, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "History Storage",
 			Doc: "Whether DDL that cannot be parsed is skipped instead of failing the task."}).
 		Define(connect.ConfigKey{Name: KeyStoreOnlyCapturedTables, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "History Storage",
-			Doc: "Whether only DDL of captured tables (database.* and table.* filters) is stored in the schema history while streaming; DDL of other tables, and statements naming no table run in a database not captured, are left out. A table added to the filters later then has no structure in the history."}).
+			Doc: "Whether only the structures of captured tables (database.* and table.* filters) are recorded, as Debezium's: the snapshot reads, stores and emits the captured tables only (and stores no database statements), and DDL of other tables, and statements naming no table run in a database not captured, are neither stored nor emitted as schema change events while streaming (a DDL is kept when a table it leaves is captured). false: every table outside the system databases, captured or not (so a CREATE TABLE … LIKE or RENAME of a table that is not captured works, also after a restart). A table added to the filters later then has no structure in the history."}).
 		Define(connect.ConfigKey{Name: KeyStoreOnlyCapturedDBs, Type: connect.TypeBoolean, Default: connect.Str("false"), Importance: connect.Low, Group: "History Storage",
-			Doc: "Whether only DDL of captured databases (database.include.list / database.exclude.list) is stored in the schema history while streaming; false: DDL of every database. The snapshot records the captured tables only, whatever the setting."}).
+			Doc: "Whether only DDL of captured databases (database.include.list / database.exclude.list) is stored in the schema history and emitted as schema change events, in the snapshot and while streaming, as Debezium's; false: DDL of every database."}).
 		Define(connect.ConfigKey{Name: KeySnapshotSelectOverrides, Type: connect.TypeList, Default: connect.Str(""), Importance: connect.Low, Group: "Connector",
 			Doc: "Tables (<database>.<table>) whose snapshot SELECT is given by snapshot.select.statement.overrides.<database>.<table>, as Debezium's MySQL connector: the statement must return the table's columns in the table's order (rows are read by position)."}).
 		Define(connect.ConfigKey{Name: KeySkippedOperations, Type: connect.TypeList, Default: connect.Str("t"), Importance: connect.Low, Group: "Connector",
@@ -465,6 +465,20 @@ func (c *config) dbIncluded(db string) bool {
 		return matchAny(c.dbInclude, db)
 	}
 	return !matchAny(c.dbExclude, db)
+}
+
+// schemaTracked reports whether db.table's structure is kept in the
+// schema history and described by schema change events (snapshot
+// structures, tableChanges): every table outside the system databases, as
+// Debezium's eligibleForSchemaDataCollectionFilter
+// (table.ignore.builtin=true; database.include.list and the table lists do
+// not apply), or only the captured tables with
+// schema.history.internal.store.only.captured.tables.ddl=true.
+func (c *config) schemaTracked(db, table string) bool {
+	if c.storeOnlyTables {
+		return c.included(db, table)
+	}
+	return !systemDB(db)
 }
 
 // included reports whether db.table is captured.

@@ -85,6 +85,10 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 				}
 				t = src.clone()
 				t.Schema, t.Name = db, name
+				// Debezium's CREATE TABLE … LIKE copies the columns, key,
+				// charset and attributes, not the table comment
+				// (overwriteTable without it: mariadiff seed 200)
+				t.comment = ""
 			} else {
 				t = &table{Table: relational.Table{Schema: db, Name: name}}
 				for _, o := range s.Options {
@@ -157,11 +161,17 @@ func (c catalog) applyDDL(p *parser.Parser, defaultDB, ddl string, include func(
 				}
 			}
 		case *ast.DropDatabaseStmt:
+			var ids []string
 			for id, t := range c {
 				if strings.EqualFold(t.Schema, s.Name.O) {
-					delete(c, id)
-					add("DROP", t.Schema, t.Name, nil)
+					ids = append(ids, id)
 				}
+			}
+			slices.Sort(ids) // a stable order of the changes
+			for _, id := range ids {
+				t := c[id]
+				delete(c, id)
+				add("DROP", t.Schema, t.Name, nil)
 			}
 		case *ast.AlterTableStmt:
 			db, name := qual(s.Table)
@@ -317,6 +327,9 @@ func (t *table) alter(spec *ast.AlterTableSpec, md mariadbDDL) error {
 				}
 				if bits, ok := md.bitDefaults[strings.ToLower(cd.Name.Name.O)]; ok && bitLiteral.MatchString("b'"+d+"'") {
 					d = bits
+				}
+				if n, ok := md.numDefaults[strings.ToLower(cd.Name.Name.O)]; ok && sameNumber(d, n) {
+					d = n
 				}
 				t.cols[i].defaultSQL = &d
 			}
@@ -503,6 +516,9 @@ func (md mariadbDDL) columnOf(cd *ast.ColumnDef) column {
 	}
 	if b, ok := md.boolDefaults[strings.ToLower(c.Name)]; ok && c.defaultSQL != nil && strings.EqualFold(*c.defaultSQL, b) {
 		c.defaultSQL = &b // TRUE/FALSE as written (Debezium's expression; mariadiff seed 223)
+	}
+	if n, ok := md.numDefaults[strings.ToLower(c.Name)]; ok && c.defaultSQL != nil && sameNumber(*c.defaultSQL, n) {
+		c.defaultSQL = &n // 00000, 1.7976931348623157e308 as written (Debezium's expression)
 	}
 	if bits, ok := md.bitDefaults[strings.ToLower(c.Name)]; ok && c.defaultSQL != nil && bitLiteral.MatchString("b'"+*c.defaultSQL+"'") {
 		c.defaultSQL = &bits

@@ -1,6 +1,8 @@
 package mysql
 
 import (
+	"regexp"
+	"strconv"
 	"strings"
 
 	tidbcharset "github.com/pingcap/tidb/pkg/parser/charset"
@@ -55,6 +57,15 @@ type mariadbDDL struct {
 	// or FALSE to the word as written: Debezium's defaultValueExpression
 	// keeps it (FALSE), where the parser's restore is lower case.
 	boolDefaults map[string]string
+	// numDefaults maps a column name (lower case) whose DEFAULT is an
+	// unsigned number literal to the literal as written: Debezium's
+	// expression is its text (DefaultValueParserListener: decimalLiteral
+	// and REAL_LITERAL getText), where the parser's restore drops leading
+	// zeros (DEFAULT 00000, as MariaDB writes the default of a ZEROFILL
+	// column in the CREATE TABLE of CREATE TABLE … AS SELECT: mariadiff
+	// seeds 11, 19) and formats a float anew (1.7976931348623157e308 as
+	// 1.7976931348623157e+308: seed 98).
+	numDefaults map[string]string
 	// versioning is +1 when the statement turns system versioning on (WITH
 	// / ADD SYSTEM VERSIONING), -1 when it turns it off (DROP SYSTEM
 	// VERSIONING), 0 otherwise.
@@ -152,6 +163,42 @@ func tokenizeSQL(s string) []sqlToken {
 	return out
 }
 
+// numberLiteral is an unsigned number literal as MariaDB's lexer reads
+// one (DECIMAL_LITERAL 123, 007; REAL_LITERAL 2.25, .5, 2., 1e-300,
+// 1.7976931348623157e308).
+var numberLiteral = regexp.MustCompile(`^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?`)
+
+// numericLiteral is the number literal that starts at token i (tokenizeSQL
+// splits 1.5e-3 into 1 . 5e - 3), as written, or "" when none starts
+// there or it does not end where a token does (1abc, 0x1F).
+func numericLiteral(toks []sqlToken, i int) string {
+	var b strings.Builder
+	for k := i; k < len(toks) && !toks[k].blank && k < i+5; k++ {
+		b.WriteString(toks[k].text)
+	}
+	m := numberLiteral.FindString(b.String())
+	n := 0
+	for k := i; m != "" && n < len(m); k++ {
+		n += len(toks[k].text)
+	}
+	if n != len(m) {
+		return ""
+	}
+	return m
+}
+
+// sameNumber reports whether the parser's restored default d is the
+// number literal written: the same value (00000 and 0,
+// 1.7976931348623157e308 and 1.7976931348623157e+308).
+func sameNumber(d, written string) bool {
+	if strings.TrimLeft(d, "0") == strings.TrimLeft(written, "0") {
+		return true
+	}
+	a, err1 := strconv.ParseFloat(d, 64)
+	b, err2 := strconv.ParseFloat(written, 64)
+	return err1 == nil && err2 == nil && a == b
+}
+
 // normalizeMariaDB rewrites the MariaDB-only syntax of one DDL statement
 // (see above) so that the TiDB parser accepts it, and returns what the
 // rewrite kept aside. A statement without such syntax comes back
@@ -171,6 +218,9 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 		}
 		return strings.ToUpper(unquoteIdent(toks[sig[k]].text)) // SHOW CREATE TABLE quotes `PAGE_COMPRESSED`='ON'
 	}
+	// quoted: significant token k is a quoted identifier (`select`), a
+	// name whatever word it spells
+	quoted := func(k int) bool { return k >= 0 && k < len(sig) && strings.HasPrefix(toks[sig[k]].text, "`") }
 	if len(sig) == 0 {
 		return ddl, md
 	}
@@ -459,6 +509,15 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 				md.boolDefaults = map[string]string{}
 			}
 			md.boolDefaults[strings.ToLower(col)] = toks[sig[j]].text
+		case prev == "DEFAULT" && numericLiteral(toks, sig[j]) != "" && (curCol != "" || word(j-2) == "SET" && j >= 3):
+			col := curCol
+			if col == "" { // ALTER [COLUMN] c SET DEFAULT 007
+				col = unquoteIdent(toks[sig[j-3]].text)
+			}
+			if md.numDefaults == nil {
+				md.numDefaults = map[string]string{}
+			}
+			md.numDefaults[strings.ToLower(col)] = numericLiteral(toks, sig[j])
 		case w == "B" && prev == "DEFAULT" && strings.HasPrefix(next, "'") && (curCol != "" || word(j-2) == "SET" && j >= 3):
 			col := curCol
 			if col == "" { // ALTER [COLUMN] c SET DEFAULT b'…'
@@ -468,12 +527,12 @@ func normalizeMariaDB(ddl string) (string, mariadbDDL) {
 				md.bitDefaults = map[string]string{}
 			}
 			md.bitDefaults[strings.ToLower(col)] = strings.Trim(toks[sig[j+1]].text, "'")
-		case w == "NUMERIC" && j > 0 && isIdentToken(toks[sig[j-1]].text) && !notColumnName[prev]:
+		case w == "NUMERIC" && j > 0 && isIdentToken(toks[sig[j-1]].text) && (!notColumnName[prev] || quoted(j-1)):
 			if md.numeric == nil {
 				md.numeric = map[string]bool{}
 			}
 			md.numeric[strings.ToLower(unquoteIdent(toks[sig[j-1]].text))] = true
-		case mariadbTypes[strings.ToLower(w)] != "" && isIdentToken(toks[sig[j-1]].text) && !notColumnName[prev] &&
+		case mariadbTypes[strings.ToLower(w)] != "" && isIdentToken(toks[sig[j-1]].text) && (!notColumnName[prev] || quoted(j-1)) &&
 			(next == "" || afterType[next]):
 			name := unquoteIdent(toks[sig[j-1]].text)
 			if md.types == nil {

@@ -106,6 +106,8 @@ func TestMariaDBDDLColumnModel(t *testing.T) {
 		{"ALTER TABLE p ADD COLUMN IF NOT EXISTS u uuid AFTER id, DROP PERIOD FOR app", "p", "id:int,u:uuid,d1:date,d2:date", "id", 0},
 		{"CREATE TABLE c (id int PRIMARY KEY, a varchar(10) CHARACTER SET latin2 COLLATE latin2_czech_cs, b text, g point NOT NULL, SPATIAL KEY (g))", "c", "id:int,a:varchar,b:text,g:point", "id", 0},
 		{"ALTER TABLE c MODIFY b enum('x','y') CHARACTER SET ucs2, ADD COLUMN d decimal(10,2)", "c", "id:int,a:varchar,b:enum,g:point,d:decimal", "id", 0},
+		// a quoted column name spelling a keyword (mariadiff seed 35)
+		{"CREATE TABLE q (`select` NUMERIC(4,4), `key` uuid, id int PRIMARY KEY)", "q", "select:numeric,key:uuid,id:int", "id", 0},
 	} {
 		if _, _, err := cat.applyDDL(p, "db", step.ddl, all, nil); err != nil {
 			t.Fatalf("%s: %v", step.ddl, err)
@@ -162,4 +164,83 @@ func FuzzNormalizeMariaDB(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestZeroPaddedDefault: the CREATE TABLE MariaDB logs for CREATE TABLE …
+// AS SELECT writes a ZEROFILL column's default padded (DEFAULT 00000);
+// Debezium's defaultValueExpression keeps it as written (mariadiff seeds
+// 11, 19), also for ALTER … SET DEFAULT.
+func TestZeroPaddedDefault(t *testing.T) {
+	p := parser.New()
+	cat := catalog{}
+	all := func(db, name string) bool { return true }
+	for _, step := range []struct{ ddl, want string }{
+		{"CREATE TABLE `z` (\n  `a` smallint(5) unsigned zerofill DEFAULT 00000,\n  `b` int(11) DEFAULT 0\n)", "00000,0"},
+		{"ALTER TABLE z ALTER COLUMN b SET DEFAULT 007", "00000,007"},
+		{"ALTER TABLE z MODIFY a smallint(5) unsigned zerofill DEFAULT 00042", "00042,007"},
+	} {
+		if _, _, err := cat.applyDDL(p, "db", step.ddl, all, nil); err != nil {
+			t.Fatalf("%s: %v", step.ddl, err)
+		}
+		var ds []string
+		for _, c := range cat["db.z"].cols {
+			ds = append(ds, *c.defaultSQL)
+		}
+		if got := strings.Join(ds, ","); got != step.want {
+			t.Errorf("%s: defaults %s, want %s", step.ddl, got, step.want)
+		}
+	}
+}
+
+// TestRealDefaultAsWritten: a number literal DEFAULT is Debezium's
+// defaultValueExpression as written (DefaultValueParserListener:
+// REAL_LITERAL / decimalLiteral getText), where the TiDB parser's restore
+// formats it anew (1.7976931348623157e+308: mariadiff seed 98), also for
+// ALTER … SET DEFAULT; a hexadecimal literal is left to the restore.
+func TestRealDefaultAsWritten(t *testing.T) {
+	p := parser.New()
+	cat := catalog{}
+	all := func(db, name string) bool { return true }
+	for _, step := range []struct{ ddl, want string }{
+		{"CREATE TABLE `r` (\n  `a` double DEFAULT 1.7976931348623157e308,\n  `b` double DEFAULT 1e-300,\n  `c` decimal(5,2) DEFAULT .5,\n  `d` double DEFAULT 2.25\n)",
+			"1.7976931348623157e308,1e-300,.5,2.25"},
+		{"ALTER TABLE r ALTER COLUMN d SET DEFAULT 1.5E10", "1.7976931348623157e308,1e-300,.5,1.5E10"},
+		{"ALTER TABLE r MODIFY b double DEFAULT 12E+3", "1.7976931348623157e308,12E+3,.5,1.5E10"},
+	} {
+		if _, _, err := cat.applyDDL(p, "db", step.ddl, all, nil); err != nil {
+			t.Fatalf("%s: %v", step.ddl, err)
+		}
+		var ds []string
+		for _, c := range cat["db.r"].cols {
+			ds = append(ds, *c.defaultSQL)
+		}
+		if got := strings.Join(ds, ","); got != step.want {
+			t.Errorf("%s: defaults %s, want %s", step.ddl, got, step.want)
+		}
+	}
+	for s, want := range map[string]string{"1.5e-3,": "1.5e-3", "0x1F ": "", "1abc": "", "007)": "007", "2.": "2.", "e5": ""} {
+		if got := numericLiteral(tokenizeSQL(s), 0); got != want {
+			t.Errorf("numericLiteral(%q) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+// TestCreateTableLikeDropsComment: as Debezium's parser, CREATE TABLE …
+// LIKE copies the source's columns but not its table comment, also one an
+// ALTER TABLE … COMMENT set (mariadiff seed 200).
+func TestCreateTableLikeDropsComment(t *testing.T) {
+	p := parser.New()
+	cat := catalog{}
+	all := func(db, name string) bool { return true }
+	for _, ddl := range []string{"CREATE TABLE s (k int PRIMARY KEY, v int) COMMENT 'c 0'", "ALTER TABLE s COMMENT = 'tbl 1'", "CREATE TABLE l LIKE s"} {
+		if _, _, err := cat.applyDDL(p, "db", ddl, all, nil); err != nil {
+			t.Fatalf("%s: %v", ddl, err)
+		}
+	}
+	if got := cat["db.s"].comment; got != "tbl 1" {
+		t.Errorf("s: comment %q, want tbl 1", got)
+	}
+	if l := cat["db.l"]; l.comment != "" || len(l.cols) != 2 {
+		t.Errorf("l: comment %q with %d columns, want none with 2", l.comment, len(l.cols))
+	}
 }

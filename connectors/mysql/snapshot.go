@@ -24,8 +24,10 @@ import (
 // concurrency allows).
 //
 // Markers follow Debezium's RelationalSnapshotChangeEventSource (first,
-// first_in_data_collection, true, last_in_data_collection, last); the last
-// record's offset no longer carries "snapshot", so a restart streams.
+// first_in_data_collection, true, last_in_data_collection, last); the
+// snapshot's last record, a data record or the last schema change event
+// when no row follows, is marked last and its offset no longer carries
+// "snapshot", so a restart streams.
 //
 // With data=false (snapshot.mode=no_data) only the structures are
 // recorded (schema history, schema change events), as Debezium's no_data.
@@ -65,7 +67,7 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 		return offset{}, fmt.Errorf("mysql: snapshot: START TRANSACTION WITH CONSISTENT SNAPSHOT: %w", err)
 	}
 	defer c.Execute("ROLLBACK")
-	tables, err := listTables(c, t.cfg)
+	tables, schemaTables, err := listTables(c, t.cfg)
 	if err != nil {
 		return offset{}, err
 	}
@@ -75,22 +77,30 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 		pos, base = *at, *at
 	}
 	// The structures are read under the lock, so they are those of the
-	// binlog position; they start the schema history.
-	schemas := make([]*tableSchema, len(tables))
-	for i, tb := range tables {
-		id := tb[0] + "." + tb[1]
+	// binlog position; they start the schema history. Every tracked
+	// table's (captured or not, as Debezium's snapshot reads every
+	// eligible table), so that a later CREATE TABLE … LIKE or RENAME of a
+	// table that is not captured finds its structure.
+	for _, tb := range schemaTables {
 		m, err := loadTable(c, tb[0], tb[1])
 		if err != nil {
 			return offset{}, err
 		}
 		t.stripComments(m)
-		t.catalog[id] = m
-		delete(t.schemas, id)
+		t.catalog[tb[0]+"."+tb[1]] = m
+		delete(t.schemas, tb[0]+"."+tb[1])
+	}
+	schemas := make([]*tableSchema, len(tables))
+	for i, tb := range tables {
+		// loaded above: every captured table is tracked
 		if schemas[i], err = t.tableSchema(c, tb[0], tb[1]); err != nil {
 			return offset{}, err
 		}
 	}
-	if err := t.snapshotSchema(ctx, tables, base, !data); err != nil {
+	// held is the snapshot's last record so far, not yet emitted: the
+	// one the snapshot ends with is marked last (below).
+	held, err := t.snapshotSchema(ctx, schemaTables, base)
+	if err != nil {
 		return offset{}, err
 	}
 	if t.cfg.lockingMode == "minimal" || !data {
@@ -98,14 +108,6 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 			return offset{}, err
 		}
 	}
-	if !data {
-		pos.tsSec = ts.Unix()
-		return pos, nil
-	}
-
-	baseMap := base.toMap()
-
-	var held *connect.SourceRecord
 	flush := func() error {
 		if held == nil {
 			return nil
@@ -117,6 +119,31 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 	setMark := func(r *connect.SourceRecord, m string) {
 		r.Value.(*connect.Struct).Get("source").(*connect.Struct).Put("snapshot", m)
 	}
+	// markLast marks the snapshot's last record, whichever it is (a data
+	// record, or a schema change event when no captured table has a row
+	// or no data is read), as Debezium's
+	// BinlogSnapshotChangeEventSource.postSnapshot does with the record
+	// its queue buffers: source.snapshot "last", and its offset without
+	// "snapshot", so a restart streams.
+	markLast := func() error {
+		if held == nil {
+			return nil
+		}
+		setMark(held, snapLast)
+		done := base
+		done.snapshot = false
+		held.SourceOffset = done.toMap()
+		return flush()
+	}
+	if !data {
+		if err := markLast(); err != nil {
+			return offset{}, err
+		}
+		pos.tsSec = ts.Unix()
+		return pos, nil
+	}
+
+	baseMap := base.toMap()
 	for ti, sch := range schemas {
 		cols := make([]string, len(sch.table.cols))
 		for i, col := range sch.table.cols {
@@ -180,14 +207,8 @@ func (t *Task) snapshot(ctx context.Context, data bool, at *offset) (offset, err
 			held = pending
 		}
 	}
-	if held != nil {
-		setMark(held, snapLast)
-		done := base
-		done.snapshot = false
-		held.SourceOffset = done.toMap()
-		if err := flush(); err != nil {
-			return offset{}, err
-		}
+	if err := markLast(); err != nil {
+		return offset{}, err
 	}
 	if _, err := c.Execute("COMMIT"); err != nil {
 		return offset{}, fmt.Errorf("mysql: snapshot: COMMIT: %w", err)
@@ -218,31 +239,29 @@ func snapshotConv(ct *colType, v any) (any, error) {
 	return ct.fromBinlog(v)
 }
 
-// snapshotSchema records the captured structures as Debezium's snapshot
-// does, in the schema history and as schema change events: the server's
-// character set, a DROP TABLE IF EXISTS per table, per database DROP
-// DATABASE IF EXISTS, CREATE DATABASE and USE, then SHOW CREATE TABLE per
-// table. Every one carries the snapshot's offset; with last (no data
-// follows) the last one's offset marks the snapshot complete.
-func (t *Task) snapshotSchema(ctx context.Context, tables [][2]string, base offset, last bool) (err error) {
+// snapshotSchema records the structures of tables (listTables' schema
+// tables) as Debezium's snapshot does (BinlogSnapshotChangeEventSource
+// readTableStructure), in the schema history and as schema change events:
+// the server's character set, a DROP TABLE IF EXISTS per table, then per
+// database (in the order of its first table) DROP DATABASE IF EXISTS,
+// CREATE DATABASE, USE and SHOW CREATE TABLE of each of its tables. With
+// schema.history.internal.store.only.captured.databases.ddl the
+// statements of a database that is not captured are neither stored nor
+// emitted (Debezium's skipSchemaChangeEvent). Every one carries the
+// snapshot's offset. The last schema change event is returned, not
+// emitted: the snapshot's last record is marked last, and it is this one
+// when no data record follows.
+func (t *Task) snapshotSchema(ctx context.Context, tables [][2]string, base offset) (*connect.SourceRecord, error) {
 	if t.history == nil && !t.cfg.includeSchemaChanges {
-		return nil
+		return nil, nil
 	}
 	c := t.conn
 	off := base.toMap()
 	var held *connect.SourceRecord
-	defer func() {
-		if err != nil || held == nil {
-			return
-		}
-		if last {
-			done := base
-			done.snapshot = false
-			held.SourceOffset = done.toMap()
-		}
-		err = t.emit(ctx, held)
-	}()
 	event := func(db, table, ddl string, changes []tableChange) error {
+		if t.cfg.storeOnlyDBs && db != "" && !t.cfg.dbIncluded(db) {
+			return nil
+		}
 		// With schema.history.internal.store.only.captured.tables.ddl
 		// Debezium's snapshot keeps the database statements (DROP
 		// DATABASE, CREATE DATABASE, USE) out of the history (they are
@@ -268,47 +287,49 @@ func (t *Task) snapshotSchema(ctx context.Context, tables [][2]string, base offs
 	}
 	r, err := c.Execute("SELECT @@character_set_server, @@collation_server")
 	if err != nil {
-		return fmt.Errorf("mysql: snapshot: read the server character set: %w", err)
+		return nil, fmt.Errorf("mysql: snapshot: read the server character set: %w", err)
 	}
 	cs, _ := r.GetString(0, 0)
 	coll, _ := r.GetString(0, 1)
 	if err := event("", "", "SET character_set_server="+cs+", collation_server="+coll, nil); err != nil {
-		return err
+		return nil, err
 	}
 	var dbs []string
+	byDB := map[string][][2]string{}
 	for _, tb := range tables {
-		if len(dbs) == 0 || dbs[len(dbs)-1] != tb[0] {
+		if _, ok := byDB[tb[0]]; !ok {
 			dbs = append(dbs, tb[0])
 		}
+		byDB[tb[0]] = append(byDB[tb[0]], tb)
 		ddl := "DROP TABLE IF EXISTS " + quoteIdent(tb[0]) + "." + quoteIdent(tb[1])
 		if err := event(tb[0], tb[1], ddl, []tableChange{{typ: "DROP", db: tb[0], name: tb[1]}}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, db := range dbs {
 		r, err := c.Execute("SELECT DEFAULT_CHARACTER_SET_NAME, DEFAULT_COLLATION_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = ?", db)
 		if err != nil {
-			return fmt.Errorf("mysql: snapshot: read the character set of %s: %w", db, err)
+			return nil, fmt.Errorf("mysql: snapshot: read the character set of %s: %w", db, err)
 		}
 		dcs, _ := r.GetString(0, 0)
 		dcoll, _ := r.GetString(0, 1)
 		for _, ddl := range []string{"DROP DATABASE IF EXISTS " + quoteIdent(db),
 			"CREATE DATABASE " + quoteIdent(db) + " CHARSET " + dcs + " COLLATE " + dcoll, "USE " + quoteIdent(db)} {
 			if err := event(db, "", ddl, nil); err != nil {
-				return err
+				return nil, err
+			}
+		}
+		for _, tb := range byDB[db] {
+			id := tb[0] + "." + tb[1]
+			r, err := c.Execute("SHOW CREATE TABLE " + quoteIdent(tb[0]) + "." + quoteIdent(tb[1]))
+			if err != nil {
+				return nil, fmt.Errorf("mysql: snapshot: SHOW CREATE TABLE %s: %w", id, err)
+			}
+			ddl, _ := r.GetString(0, 1)
+			if err := event(tb[0], tb[1], ddl, []tableChange{{typ: "CREATE", db: tb[0], name: tb[1], table: t.catalog[id]}}); err != nil {
+				return nil, err
 			}
 		}
 	}
-	for _, tb := range tables {
-		id := tb[0] + "." + tb[1]
-		r, err := c.Execute("SHOW CREATE TABLE " + quoteIdent(tb[0]) + "." + quoteIdent(tb[1]))
-		if err != nil {
-			return fmt.Errorf("mysql: snapshot: SHOW CREATE TABLE %s: %w", id, err)
-		}
-		ddl, _ := r.GetString(0, 1)
-		if err := event(tb[0], tb[1], ddl, []tableChange{{typ: "CREATE", db: tb[0], name: tb[1], table: t.catalog[id]}}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return held, nil
 }

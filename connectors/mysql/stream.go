@@ -288,15 +288,15 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 	// After a restart the catalog holds the structures of the stored
 	// offset, so a DDL after it is applied (and stored) again; storing a
 	// structure twice is harmless.
-	// touched: the statement names a table; capturedDB / capturedTable:
-	// one of those is in a captured database / is a captured table.
-	var touched, capturedDB, capturedTable bool
+	// touched: the statement names a table; capturedDB: one of those is
+	// in a captured database. The changes describe every table whose
+	// structure is tracked (config.schemaTracked), captured or not, as
+	// Debezium's.
+	var touched, capturedDB bool
 	include := func(d, name string) bool {
 		touched = true
 		capturedDB = capturedDB || t.cfg.dbIncluded(d)
-		ok := t.cfg.included(d, name)
-		capturedTable = capturedTable || ok
-		return ok
+		return t.cfg.schemaTracked(d, name)
 	}
 	var changes []tableChange
 	isDDL := true
@@ -337,9 +337,13 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 	pos := offset{file: s.file, pos: s.txStart, gtids: s.gtidsBefore, event: s.events, serverID: int64(h.ServerID),
 		tsSec: int64(h.Timestamp), snapshotRecord: true, noRow: true}
 	// schema.history.internal.store.only.captured.{tables,databases}.ddl:
-	// a statement naming tables is stored when one of them is captured
-	// (tables) or in a captured database (databases); one naming no table
-	// (CREATE DATABASE, …) when the event's database is captured.
+	// a statement naming tables is stored and emitted when a table it
+	// leaves is captured (tables: Debezium records a schema change whose
+	// tables include a captured one, so RENAME of a captured table to a
+	// name that is not captured, or CREATE TABLE … LIKE a captured table,
+	// is neither stored nor emitted: mariadiff seed 32), or when one is in
+	// a captured database (databases); one naming no table (CREATE
+	// DATABASE, …) when the event's database is captured.
 	if t.cfg.storeOnlyTables && len(changes) == 0 && indexDDL.MatchString(q) {
 		// about a table without changing its structure (CREATE INDEX):
 		// Debezium's event has no table (source.table ""), so under
@@ -347,16 +351,16 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 		// schema change event (mariadiff seed 185)
 		return nil
 	}
-	store := t.history != nil
+	keep := true
 	switch {
-	case !store:
 	case !touched:
-		store = !(t.cfg.storeOnlyTables || t.cfg.storeOnlyDBs) || t.cfg.dbIncluded(db)
+		keep = !(t.cfg.storeOnlyTables || t.cfg.storeOnlyDBs) || t.cfg.dbIncluded(db)
 	case t.cfg.storeOnlyTables:
-		store = capturedTable
+		keep = len(changes) > 0 // each part: its own changes (below)
 	case t.cfg.storeOnlyDBs:
-		store = capturedDB
+		keep = capturedDB
 	}
+	store := t.history != nil && keep
 	// DROP TABLE: one statement per table, as Debezium signals each
 	// dropped table (its history and schema change events carry
 	// "DROP TABLE `db`.`t`", not the server's text).
@@ -378,12 +382,17 @@ func (t *Task) ddl(ctx context.Context, s *txState, h *replication.EventHeader, 
 		}
 	}
 	for _, p := range parts {
+		if t.cfg.storeOnlyTables && touched && len(p.changes) == 0 {
+			continue // DROP TABLE of a table that is not captured
+		}
 		if store {
 			if err := t.history.store(ctx, pos, db, p.ddl, p.changes, t.now()); err != nil {
 				return err
 			}
 		}
-		if !t.cfg.includeSchemaChanges {
+		if !t.cfg.includeSchemaChanges || t.cfg.storeOnlyDBs && !keep {
+			// store.only.captured.databases.ddl: neither stored nor
+			// emitted (Debezium's skipSchemaChangeEvent)
 			continue
 		}
 		src := sourceInfo{server: t.cfg.topicPrefix, db: db, ts: time.Unix(int64(h.Timestamp), 0),

@@ -15,16 +15,31 @@ import (
 )
 
 // ReferenceFailure returns the last "Caused by:" of a Debezium engine
-// failure in ref.Capture's log, or "".
+// failure in ref.Capture's log (the root cause) with the first two frames
+// of its stack trace, where it was thrown ("java.lang.IllegalArgumentException
+// at java.sql/java.sql.Date.valueOf(Date.java:141) at
+// org.mariadb.jdbc.client.column.YearColumn.getDefaultText(YearColumn.java:83)"),
+// so that a deviation can name the failure exactly; or "" when the engine
+// did not fail.
 func ReferenceFailure(log string) string {
 	if !strings.Contains(log, "[capture] engine stopped with error") {
 		return ""
 	}
 	cause := "engine stopped with error"
-	for _, l := range strings.Split(log, "\n") {
-		if c, ok := strings.CutPrefix(l, "Caused by: "); ok {
-			cause = c
+	lines := strings.Split(log, "\n")
+	for i, l := range lines {
+		c, ok := strings.CutPrefix(l, "Caused by: ")
+		if !ok {
+			continue
 		}
+		for k := i + 1; k < len(lines) && k <= i+2; k++ {
+			f, ok := strings.CutPrefix(lines[k], "\tat ")
+			if !ok {
+				break
+			}
+			c += " at " + f
+		}
+		cause = c
 	}
 	return cause
 }
