@@ -22,7 +22,12 @@ type lz4Compressor struct {
 }
 
 func newLZ4Compressor() *lz4Compressor {
-	return &lz4Compressor{pool: sync.Pool{New: func() any { return lz4.NewWriter(nil) }}}
+	return &lz4Compressor{pool: sync.Pool{New: func() any {
+		// The option is set once: Reset keeps the frame's flags (lz4 v4).
+		w := lz4.NewWriter(nil)
+		w.Apply(lz4.ChecksumOption(false))
+		return w
+	}}}
 }
 
 // Compress implements kgo.Compressor.
@@ -30,10 +35,6 @@ func (c *lz4Compressor) Compress(dst *bytes.Buffer, src []byte, _ ...kgo.Compres
 	w := c.pool.Get().(*lz4.Writer)
 	defer c.pool.Put(w)
 	w.Reset(dst)
-	// Options apply to a new or reset writer (lz4 v4).
-	if err := w.Apply(lz4.ChecksumOption(false)); err != nil {
-		return nil, kgo.CodecError
-	}
 	if _, err := w.Write(src); err != nil {
 		return nil, kgo.CodecError
 	}
